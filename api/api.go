@@ -1,0 +1,170 @@
+// Package api holds the public JSON wire types of cairn's HTTP API (/v1/...) and its stable
+// error codes. It imports only the standard library, so clients can depend on it alone.
+package api
+
+import "time"
+
+// DeployRequest is the body of POST /v1/stacks/{name}/deploy and /preview.
+type DeployRequest struct {
+	TemplateName    string            `json:"templateName"` // file name, used in error locations
+	Template        string            `json:"template"`     // template source text
+	Parameters      map[string]string `json:"parameters,omitempty"`
+	DisableRollback bool              `json:"disableRollback,omitempty"`
+	TimeoutSeconds  int               `json:"timeoutSeconds,omitempty"` // 0: no stack timeout
+}
+
+// ValidateRequest is the body of POST /v1/validate.
+type ValidateRequest struct {
+	TemplateName string            `json:"templateName"`
+	Template     string            `json:"template"`
+	Parameters   map[string]string `json:"parameters,omitempty"`
+}
+
+// DeleteRequest is the (optional) body of DELETE /v1/stacks/{name}.
+type DeleteRequest struct {
+	TimeoutSeconds  int      `json:"timeoutSeconds,omitempty"`
+	RetainResources []string `json:"retainResources,omitempty"` // logical ids to abandon instead of delete
+}
+
+// Diagnostic is a problem a user must read: where it is and what is wrong.
+type Diagnostic struct {
+	Severity string `json:"severity"` // "error" or "warning"
+	Summary  string `json:"summary"`
+	Detail   string `json:"detail,omitempty"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Column   int    `json:"column,omitempty"`
+	Path     string `json:"path,omitempty"` // e.g. Resources.Db.Properties.Size
+}
+
+// ValidateResponse answers POST /v1/validate.
+type ValidateResponse struct {
+	Valid       bool         `json:"valid"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	Parameters  []Parameter  `json:"parameters,omitempty"`
+}
+
+// Parameter describes a declared template parameter.
+type Parameter struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	NoEcho      bool   `json:"noEcho,omitempty"`
+	Value       string `json:"value,omitempty"` // "****" when NoEcho
+}
+
+// Change actions, as a CloudFormation change set names them.
+const (
+	ActionAdd     = "Add"
+	ActionModify  = "Modify"
+	ActionRemove  = "Remove"
+	ActionNoop    = "None"
+	ReplaceTrue   = "True"
+	ReplaceFalse  = "False"
+	ReplaceMaybe  = "Conditional" // the provider decides during the update
+	UnknownMarker = "(known after apply)"
+)
+
+// Change is what a deploy would do to one resource.
+type Change struct {
+	LogicalID   string           `json:"logicalId"`
+	PhysicalID  string           `json:"physicalId,omitempty"`
+	Type        string           `json:"type"`
+	Action      string           `json:"action"`
+	Replacement string           `json:"replacement,omitempty"` // for Modify: True, False or Conditional
+	Details     []PropertyChange `json:"details,omitempty"`
+}
+
+// PropertyChange is one top-level property that differs. Values are masked ("****") when
+// secret and UnknownMarker when not known until apply.
+type PropertyChange struct {
+	Name   string `json:"name"`
+	Before any    `json:"before,omitempty"`
+	After  any    `json:"after,omitempty"`
+}
+
+// PreviewResponse answers POST /v1/stacks/{name}/preview.
+type PreviewResponse struct {
+	Stack       string       `json:"stack"`
+	Changes     []Change     `json:"changes"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// Operation is a running or finished deploy or delete.
+type Operation struct {
+	ID           string    `json:"id"`
+	Stack        string    `json:"stack"`
+	Kind         string    `json:"kind"`   // "deploy" or "delete"
+	Status       string    `json:"status"` // "running", "succeeded" or "failed"
+	StatusReason string    `json:"statusReason,omitempty"`
+	StartedAt    time.Time `json:"startedAt"`
+	EndedAt      time.Time `json:"endedAt,omitzero"`
+	StackStatus  string    `json:"stackStatus,omitempty"`
+}
+
+// Output is a stack output; Value is "****" when it carries a secret.
+type Output struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Value       any    `json:"value"`
+}
+
+// Resource is one resource of a stack.
+type Resource struct {
+	LogicalID    string    `json:"logicalId"`
+	PhysicalID   string    `json:"physicalId,omitempty"`
+	Type         string    `json:"type"`
+	Status       string    `json:"status"`
+	StatusReason string    `json:"statusReason,omitempty"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+// Stack is a stack's summary (GET /v1/stacks) or, with Resources and Outputs, its
+// description (GET /v1/stacks/{name}).
+type Stack struct {
+	Name         string      `json:"name"`
+	ID           string      `json:"id"`
+	Dialect      string      `json:"dialect"`
+	Status       string      `json:"status"`
+	StatusReason string      `json:"statusReason,omitempty"`
+	Description  string      `json:"description,omitempty"`
+	Operation    string      `json:"operation,omitempty"`
+	CreatedAt    time.Time   `json:"createdAt"`
+	UpdatedAt    time.Time   `json:"updatedAt"`
+	Parameters   []Parameter `json:"parameters,omitempty"`
+	Outputs      []Output    `json:"outputs,omitempty"`
+	Resources    []Resource  `json:"resources,omitempty"`
+}
+
+// Event is one status change, as CloudFormation's DescribeStackEvents reports it.
+type Event struct {
+	Seq        int64     `json:"seq"`
+	Stack      string    `json:"stack"`
+	Operation  string    `json:"operation,omitempty"`
+	LogicalID  string    `json:"logicalId"`
+	PhysicalID string    `json:"physicalId,omitempty"`
+	Type       string    `json:"type"`
+	Status     string    `json:"status"`
+	Reason     string    `json:"reason,omitempty"`
+	Timestamp  time.Time `json:"timestamp"`
+}
+
+// Error is the body of every 4xx and 5xx answer.
+type Error struct {
+	Code        string       `json:"code"`
+	Message     string       `json:"message"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Stable error codes. Clients switch on these, never on messages.
+const (
+	CodeInvalidRequest   = "invalid_request"   // 400: the request body or a flag is malformed
+	CodeValidationFailed = "validation_failed" // 400: the template or parameters are invalid; see Diagnostics
+	CodeUnauthorized     = "unauthorized"      // 401: missing or wrong bearer token
+	CodeNotFound         = "not_found"         // 404: no such stack, operation or request
+	CodeStackBusy        = "stack_busy"        // 409: the stack has a running operation
+	CodeResponseRejected = "response_rejected" // 400/403/410/413: a custom-resource response was refused
+	CodeInternal         = "internal"          // 500
+)

@@ -1,0 +1,166 @@
+// Package provider is the seam between the engine and whatever manages a resource type:
+// custom-resource handlers today, Terraform plugins and Pulumi providers later. It defines the
+// Provider interface, its request and response types, and Registry, which maps a resource type
+// to the provider that serves it. It never imports engine or state.
+package provider
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+)
+
+// Provider manages the resource types a Registry sends it. Every method returns promptly once
+// ctx is done. A non-nil error means the call itself failed (transport, crash, timeout, bad
+// reply); resp.Diagnostics are the provider talking to the user. Create, Update and Delete
+// must be safe to call again with the same Token: the engine does so when it resumes an
+// operation after a restart, and a provider that remembers the token returns the first call's
+// outcome instead of acting twice.
+type Provider interface {
+	Capabilities() Capabilities
+	Check(ctx context.Context, req CheckRequest) (CheckResponse, error)
+	Diff(ctx context.Context, req DiffRequest) (DiffResponse, error)
+	Create(ctx context.Context, req CreateRequest) (CreateResponse, error)
+	Read(ctx context.Context, req ReadRequest) (ReadResponse, error)
+	Update(ctx context.Context, req UpdateRequest) (UpdateResponse, error)
+	Delete(ctx context.Context, req DeleteRequest) (DeleteResponse, error)
+	Close() error
+}
+
+// Capabilities declares optional behaviour, so the engine plans around what is missing rather
+// than discovering it by type assertion.
+type Capabilities struct {
+	Read bool // Read can refresh a resource (custom resources cannot)
+}
+
+// Resource identifies the resource a call is about.
+type Resource struct {
+	StackName string
+	StackID   string
+	Name      string // logical id
+	Type      string
+	Dialect   string // template.Dialect of the stack
+	Region    string
+	AccountID string
+}
+
+// CheckRequest asks the provider to validate inputs. Props may hold unknowns during a preview
+// or a validation; the provider checks what it can.
+type CheckRequest struct {
+	Resource Resource
+	Props    cty.Value
+}
+
+// CheckResponse returns the inputs to use (possibly defaulted) and failures keyed by the dotted
+// property path they are about.
+type CheckResponse struct {
+	Props    cty.Value
+	Failures []CheckFailure
+}
+
+// CheckFailure is one invalid property.
+type CheckFailure struct {
+	Property string // dotted path below Properties; empty for the resource as a whole
+	Reason   string
+}
+
+// DiffRequest compares a resource's recorded inputs with its new ones.
+type DiffRequest struct {
+	Resource Resource
+	ID       string
+	OldProps cty.Value
+	NewProps cty.Value // may hold unknowns during a preview
+}
+
+// DiffResponse says what an update would do.
+type DiffResponse struct {
+	Changed     bool     // an Update (or replacement) is needed
+	ChangedKeys []string // top-level properties that differ, sorted
+	// Replace says the resource must be replaced; MayReplace that the provider decides during
+	// Update (a custom-resource handler replaces by returning a new physical id).
+	Replace    bool
+	MayReplace bool
+}
+
+// CreateRequest creates a resource.
+type CreateRequest struct {
+	Resource Resource
+	Token    string // unique per call and stable across retries of the same call
+	Props    cty.Value
+	Timeout  time.Duration
+}
+
+// CreateResponse reports the new resource. When Diagnostics has errors the create failed; a
+// non-empty ID then names what may have been created, which a rollback deletes.
+type CreateResponse struct {
+	ID          string
+	Outputs     cty.Value
+	Diagnostics diag.Diagnostics
+}
+
+// ReadRequest refreshes a resource.
+type ReadRequest struct {
+	Resource Resource
+	ID       string
+	Props    cty.Value
+	Outputs  cty.Value
+}
+
+// ReadResponse returns the live resource; an empty ID means it no longer exists.
+type ReadResponse struct {
+	ID          string
+	Props       cty.Value
+	Outputs     cty.Value
+	Diagnostics diag.Diagnostics
+}
+
+// UpdateRequest updates a resource in place, or lets the provider replace it.
+type UpdateRequest struct {
+	Resource   Resource
+	Token      string
+	ID         string
+	OldProps   cty.Value
+	NewProps   cty.Value
+	OldOutputs cty.Value
+	Timeout    time.Duration
+}
+
+// UpdateResponse reports the updated resource. An ID different from the request's means the
+// provider replaced the resource: the engine deletes the old one after the operation succeeds.
+type UpdateResponse struct {
+	ID          string
+	Outputs     cty.Value
+	Diagnostics diag.Diagnostics
+}
+
+// DeleteRequest deletes a resource.
+type DeleteRequest struct {
+	Resource Resource
+	Token    string
+	ID       string
+	Props    cty.Value
+	Outputs  cty.Value
+	Timeout  time.Duration
+}
+
+// DeleteResponse reports a delete; Diagnostics with errors mean it failed.
+type DeleteResponse struct {
+	Diagnostics diag.Diagnostics
+}
+
+// ErrNotSupported is returned by a method the provider does not offer (see Capabilities).
+var ErrNotSupported = errors.New("not supported by this provider")
+
+// Unimplemented answers every optional method with ErrNotSupported. Embed it so that adding a
+// method to Provider breaks no implementation.
+type Unimplemented struct{}
+
+func (Unimplemented) Capabilities() Capabilities { return Capabilities{} }
+func (Unimplemented) Read(context.Context, ReadRequest) (ReadResponse, error) {
+	return ReadResponse{}, ErrNotSupported
+}
+func (Unimplemented) Close() error { return nil }

@@ -1,0 +1,205 @@
+// Package state defines durable storage for cairn: stacks, one row per resource, the journal
+// of provider calls, operations with their leases, events, keys and custom-resource requests.
+// Store is composed of small interfaces; backends live in subpackages (sqlite) and all pass
+// the one conformance suite in statetest. It imports only leaves.
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Store is everything cairn keeps. Implementations are safe for concurrent use.
+type Store interface {
+	Stacks
+	Resources
+	Journal
+	Operations
+	Events
+	Keys
+	CustomRequests
+	Close() error
+}
+
+// ErrNotFound is returned when a requested row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Stack is one stack's row.
+type Stack struct {
+	Name         string
+	ID           string // StackId handed to providers: an ARN for CloudFormation, a UUID for ROS
+	Dialect      string
+	Status       string // CloudFormation stack status, e.g. CREATE_COMPLETE
+	StatusReason string
+	Description  string
+	Parameters   []byte // JSON, as value.Marshal wrote it (NoEcho values keep their mark)
+	Outputs      []byte // JSON list of api.Output, already masked
+	Operation    string // id of the running operation, or ""
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Stacks stores stack rows.
+type Stacks interface {
+	PutStack(ctx context.Context, s Stack) error // insert or replace by Name
+	GetStack(ctx context.Context, name string) (Stack, error)
+	ListStacks(ctx context.Context) ([]Stack, error) // sorted by Name
+	// DeleteStack removes the stack with its resources, journal, operations and events.
+	DeleteStack(ctx context.Context, name string) error
+}
+
+// Resource is one resource's row.
+type Resource struct {
+	Stack        string
+	Name         string // logical id
+	Type         string
+	ID           string // physical id
+	Status       string // CloudFormation resource status, e.g. CREATE_COMPLETE
+	StatusReason string
+	Props        []byte // inputs as last applied, value.Marshal JSON
+	Outputs      []byte // outputs, value.Marshal JSON
+	Deps         []string
+	UpdatedAt    time.Time
+}
+
+// Resources stores resource rows. Writes that settle a provider call go through
+// Journal.Append so that the journal and the rows never disagree.
+type Resources interface {
+	ListResources(ctx context.Context, stack string) ([]Resource, error) // sorted by Name
+	GetResource(ctx context.Context, stack, name string) (Resource, error)
+}
+
+// Journal phases.
+const (
+	Begin = "begin"
+	End   = "end"
+)
+
+// JournalEntry records one side of one provider call. "begin" is written before the provider
+// is called and "end" after it answered, so after a crash every call that may have happened is
+// known.
+type JournalEntry struct {
+	Seq       int64 // assigned by Append
+	Operation string
+	Stack     string
+	Step      string // the step's key within the operation, e.g. "create/Db"
+	Phase     string // Begin or End
+	Token     string // the provider call's token (custom resources: the RequestId)
+	Failed    bool   // End only: the call failed
+	Detail    []byte // JSON the engine needs to resume (End: the call's result)
+	At        time.Time
+}
+
+// Write is a resource row change settled by a journal entry: Put replaces or inserts the row,
+// Delete (a logical id) removes it.
+type Write struct {
+	Put    *Resource
+	Delete string
+}
+
+// Journal appends entries. Append writes the entry and its resource writes in one transaction.
+type Journal interface {
+	Append(ctx context.Context, e JournalEntry, writes ...Write) (seq int64, err error)
+	ListJournal(ctx context.Context, operation string) ([]JournalEntry, error) // by Seq
+}
+
+// Operation statuses.
+const (
+	Running   = "running"
+	Succeeded = "succeeded"
+	Failed    = "failed"
+)
+
+// Operation is a deploy or delete of one stack. Request holds what is needed to resume it.
+type Operation struct {
+	ID           string
+	Stack        string
+	Kind         string // "deploy" or "delete"
+	Status       string // Running, Succeeded or Failed
+	StatusReason string
+	Request      []byte // JSON of the engine's request, to resume after a restart
+	Owner        string // server instance holding the lease
+	LeaseExpires time.Time
+	StartedAt    time.Time
+	EndedAt      time.Time
+}
+
+// BusyError says a stack already has a running operation.
+type BusyError struct {
+	Stack     string
+	Operation string
+	Kind      string
+	Since     time.Time
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("stack %s is busy with operation %s (%s) since %s", e.Stack, e.Operation, e.Kind, e.Since.UTC().Format(time.RFC3339))
+}
+
+// Operations stores operations and the one-operation-per-stack lease.
+type Operations interface {
+	// StartOperation inserts op as Running and sets it as its stack's operation, unless the stack
+	// already has a Running operation: then it returns a *BusyError naming it.
+	StartOperation(ctx context.Context, op Operation) error
+	// ClaimOperation makes owner the holder of a Running operation until leaseExpires. It
+	// succeeds when owner already holds it or the lease has expired, and otherwise returns a
+	// *BusyError.
+	ClaimOperation(ctx context.Context, id, owner string, leaseExpires time.Time) error
+	// FinishOperation marks op Succeeded or Failed and clears its stack's operation.
+	FinishOperation(ctx context.Context, id, status, reason string, at time.Time) error
+	GetOperation(ctx context.Context, id string) (Operation, error)
+	ListRunningOperations(ctx context.Context) ([]Operation, error)
+}
+
+// Event is one status change of a stack or resource, as CloudFormation reports them.
+type Event struct {
+	Seq        int64 // assigned by AppendEvent, increasing across all stacks
+	Stack      string
+	Operation  string
+	LogicalID  string // the stack's name for stack events
+	PhysicalID string
+	Type       string // resource type, "AWS::CloudFormation::Stack" for stack events
+	Status     string
+	Reason     string
+	At         time.Time
+}
+
+// Events is the event log.
+type Events interface {
+	AppendEvent(ctx context.Context, e Event) (seq int64, err error)
+	// ListEvents returns the stack's events with Seq > after, oldest first, at most limit (0: all).
+	ListEvents(ctx context.Context, stack string, after int64, limit int) ([]Event, error)
+}
+
+// Keys keeps named secrets such as the response-URL signing key.
+type Keys interface {
+	// Key returns the key called name, creating it with gen when absent. Concurrent callers
+	// all get the one stored key.
+	Key(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error)
+}
+
+// CustomRequest is a custom-resource request and, once it arrived, its response.
+type CustomRequest struct {
+	ID          string // RequestId
+	Stack       string
+	LogicalID   string
+	Body        []byte // the request object as sent
+	Expires     time.Time
+	Sent        bool
+	Response    []byte // first valid response body, nil until one arrived
+	RespondedAt time.Time
+}
+
+// CustomRequests stores custom-resource requests and their responses.
+type CustomRequests interface {
+	// PutCustomRequest inserts r unless a request with its ID exists, and returns the stored row
+	// and whether it was inserted.
+	PutCustomRequest(ctx context.Context, r CustomRequest) (stored CustomRequest, inserted bool, err error)
+	MarkCustomRequestSent(ctx context.Context, id string) error
+	GetCustomRequest(ctx context.Context, id string) (CustomRequest, error)
+	// SaveCustomResponse stores body as the response of request id unless one is stored
+	// already; first reports whether this one was stored.
+	SaveCustomResponse(ctx context.Context, id string, body []byte, at time.Time) (first bool, err error)
+}
