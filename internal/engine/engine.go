@@ -1,12 +1,16 @@
 // Package engine runs operations on stacks: Validate, Preview, Deploy (create or update, with
 // rollback) and Delete, writing a journal entry before and after every provider call so that
 // an operation interrupted by a crash resumes where it stopped. It emits CloudFormation-style
-// events. It imports template, plan, dag, provider and state, never server or cli.
+// events. It imports template, dag, provider and state, never server or cli.
 package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
@@ -27,6 +31,9 @@ type Options struct {
 	Parallelism int
 	// Owner names this engine instance in operation leases; default a random id.
 	Owner string
+	// LeaseTTL is how long an operation's lease lasts without renewal; another engine resumes
+	// an operation whose lease expired. Default 10 s.
+	LeaseTTL time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -40,68 +47,190 @@ func (e *ValidationError) Error() string { return e.Diagnostics.Err().Error() }
 // state.ErrNotFound so callers need to know only one.
 var ErrNotFound = state.ErrNotFound
 
-var errTodo = errors.New("engine: not implemented yet")
+// errShutdown ends a run whose engine is shutting down; the operation stays running in the
+// store and is resumed later.
+var errShutdown = errors.New("engine is shutting down")
 
 // Engine runs operations. It is safe for concurrent use.
 type Engine struct {
-	o Options
+	o      Options
+	store  state.Store
+	reg    *provider.Registry
+	runCtx context.Context // cancelled by Shutdown
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	notify  chan struct{}            // closed and replaced at every event
+	running map[string]chan struct{} // operation id -> closed when its run returns here
 }
 
 // New returns an engine over o.Store and o.Providers.
-func New(o Options) (*Engine, error) { return &Engine{o: o}, nil }
-
-// Validate parses the template and checks every resource with its provider, reporting all
-// problems at once. Parameters without a value are treated as unknown.
-func (e *Engine) Validate(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error) {
-	return api.ValidateResponse{}, errTodo
+func New(o Options) (*Engine, error) {
+	if o.Store == nil || o.Providers == nil {
+		return nil, errors.New("engine: Store and Providers are required")
+	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.AccountID == "" {
+		o.AccountID = "123456789012"
+	}
+	if o.Parallelism <= 0 {
+		o.Parallelism = 64
+	}
+	if o.Owner == "" {
+		o.Owner = "engine-" + newID()[:8]
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 10 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Engine{o: o, store: o.Store, reg: o.Providers, runCtx: ctx, stop: stop,
+		notify: make(chan struct{}), running: map[string]chan struct{}{}}, nil
 }
 
-// Preview returns the change set a Deploy of req would apply to stack; it calls providers'
-// Check and Diff only. Template problems come back as a *ValidationError.
-func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error) {
-	return api.PreviewResponse{}, errTodo
+func (e *Engine) now() time.Time { return e.o.Now().UTC() }
+
+// Notify returns a channel that is closed at the next event of any stack, for long polls.
+func (e *Engine) Notify() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.notify
 }
 
-// Deploy starts creating or updating stack and returns the running operation. Template
-// problems come back as a *ValidationError, a busy stack as a *state.BusyError.
-func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error) {
-	return api.Operation{}, errTodo
-}
-
-// Delete starts deleting stack and returns the running operation.
-func (e *Engine) Delete(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error) {
-	return api.Operation{}, errTodo
+func (e *Engine) wake() {
+	e.mu.Lock()
+	close(e.notify)
+	e.notify = make(chan struct{})
+	e.mu.Unlock()
 }
 
 // Operation returns an operation by id.
 func (e *Engine) Operation(ctx context.Context, id string) (api.Operation, error) {
-	return api.Operation{}, errTodo
+	op, err := e.store.GetOperation(ctx, id)
+	if err != nil {
+		return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
+	}
+	return e.apiOperation(ctx, op), nil
 }
 
-// Wait blocks until operation id has finished or ctx is done, and returns it.
+func (e *Engine) apiOperation(ctx context.Context, op state.Operation) api.Operation {
+	out := api.Operation{ID: op.ID, Stack: op.Stack, Kind: op.Kind, Status: op.Status,
+		StatusReason: op.StatusReason, StartedAt: op.StartedAt, EndedAt: op.EndedAt}
+	if st, err := e.store.GetStack(ctx, op.Stack); err == nil {
+		out.StackStatus = st.Status
+	}
+	return out
+}
+
+// Wait blocks until operation id has finished or ctx is done, and returns it as it is then.
 func (e *Engine) Wait(ctx context.Context, id string) (api.Operation, error) {
-	return api.Operation{}, errTodo
+	for {
+		ch := e.Notify()
+		op, err := e.store.GetOperation(ctx, id)
+		if err != nil {
+			return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
+		}
+		if op.Status != state.Running {
+			return e.apiOperation(ctx, op), nil
+		}
+		select {
+		case <-ctx.Done():
+			return e.apiOperation(context.WithoutCancel(ctx), op), nil
+		case <-ch:
+		case <-time.After(time.Second): // operations run by another engine emit no local wake-up
+		}
+	}
 }
 
-// Stack describes a stack with its resources, parameters (NoEcho masked) and outputs.
-func (e *Engine) Stack(ctx context.Context, name string) (api.Stack, error) {
-	return api.Stack{}, errTodo
+// Shutdown stops starting provider calls and waits (until ctx is done) for the runs to return;
+// unfinished operations stay running in the store and Resume continues them.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	e.stop()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("cannot stop every operation in time: %w", ctx.Err())
+	}
 }
 
-// Stacks lists stack summaries.
-func (e *Engine) Stacks(ctx context.Context) ([]api.Stack, error) { return nil, errTodo }
-
-// Events returns the stack's events after seq, oldest first, at most limit (0: all).
-func (e *Engine) Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error) {
-	return nil, errTodo
+// Resume continues, in the background, every operation left running by an engine that stopped
+// (a crash, a kill, a shutdown). An operation whose lease another live engine still renews is
+// left to it; Resume keeps trying such operations until their lease expires or they finish.
+func (e *Engine) Resume(ctx context.Context) error {
+	ops, err := e.store.ListRunningOperations(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot list running operations: %w", err)
+	}
+	for _, op := range ops {
+		e.goRun(op, true)
+	}
+	return nil
 }
 
-// Notify returns a channel that is closed at the next event of any stack, for long polls.
-func (e *Engine) Notify() <-chan struct{} { return nil }
+// goRun runs op in the background; claim says the lease must be claimed first (resumption).
+func (e *Engine) goRun(op state.Operation, claim bool) {
+	e.mu.Lock()
+	if _, ok := e.running[op.ID]; ok {
+		e.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	e.running[op.ID] = done
+	e.mu.Unlock()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer func() {
+			e.mu.Lock()
+			delete(e.running, op.ID)
+			e.mu.Unlock()
+			close(done)
+		}()
+		if claim && !e.claim(op.ID) {
+			return
+		}
+		e.execute(op)
+	}()
+}
 
-// Resume continues every operation left running by an earlier process, in the background.
-func (e *Engine) Resume(ctx context.Context) error { return errTodo }
+// claim takes the lease of a running operation, waiting for a live holder's lease to expire.
+func (e *Engine) claim(id string) bool {
+	for {
+		err := e.store.ClaimOperation(e.runCtx, id, e.o.Owner, e.now().Add(e.o.LeaseTTL))
+		if err == nil {
+			return true
+		}
+		var busy *state.BusyError
+		if !errors.As(err, &busy) {
+			return false // finished meanwhile, or the store is gone
+		}
+		select {
+		case <-e.runCtx.Done():
+			return false
+		case <-time.After(e.o.LeaseTTL / 4):
+		}
+		if op, err := e.store.GetOperation(e.runCtx, id); err != nil || op.Status != state.Running {
+			return false
+		}
+	}
+}
 
-// Shutdown stops starting provider calls and waits (until ctx is done) for the calls in
-// flight; unfinished operations stay running in the store and Resume continues them.
-func (e *Engine) Shutdown(ctx context.Context) error { return nil }
+// newID returns a random UUID (version 4).
+func newID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}

@@ -61,7 +61,10 @@ type Resource struct {
 	Props        []byte // inputs as last applied, value.Marshal JSON
 	Outputs      []byte // outputs, value.Marshal JSON
 	Deps         []string
-	UpdatedAt    time.Time
+	// DeletionPolicy is the template's policy for the resource ("Delete", "Retain"), kept so a
+	// resource removed from the template is deleted or retained as it said.
+	DeletionPolicy string
+	UpdatedAt      time.Time
 }
 
 // Resources stores resource rows. Writes that settle a provider call go through

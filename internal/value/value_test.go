@@ -38,3 +38,23 @@ func TestMaskedHidesSecretsAndUnknowns(t *testing.T) {
 		t.Errorf("Stringify dropped the sensitive mark")
 	}
 }
+
+func TestMarshalKeepsSecrets(t *testing.T) {
+	v := cty.ObjectVal(map[string]cty.Value{
+		"Password": Secret(cty.StringVal("hunter2")),
+		"List":     cty.TupleVal([]cty.Value{cty.StringVal("a"), Secret(cty.NumberIntVal(3))}),
+		"Plain":    cty.StringVal("ok"),
+	})
+	b, err := Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"Password": Mask, "List": []any{"a", Mask}, "Plain": "ok"}
+	if diff := cmp.Diff(want, Masked(got, "?")); diff != "" {
+		t.Errorf("round trip: -want +got\n%s", diff)
+	}
+}

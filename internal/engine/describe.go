@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/state"
+)
+
+// Stack describes a stack with its resources, parameters (NoEcho masked) and outputs.
+func (e *Engine) Stack(ctx context.Context, name string) (api.Stack, error) {
+	st, err := e.store.GetStack(ctx, name)
+	if err != nil {
+		return api.Stack{}, fmt.Errorf("cannot find stack %s: %w", name, err)
+	}
+	out, err := apiStack(st)
+	if err != nil {
+		return api.Stack{}, err
+	}
+	rows, err := e.store.ListResources(ctx, name)
+	if err != nil {
+		return api.Stack{}, fmt.Errorf("cannot read resources of stack %s: %w", name, err)
+	}
+	for _, r := range rows {
+		out.Resources = append(out.Resources, api.Resource{LogicalID: r.Name, PhysicalID: r.ID, Type: r.Type,
+			Status: r.Status, StatusReason: r.StatusReason, UpdatedAt: r.UpdatedAt})
+	}
+	return out, nil
+}
+
+func apiStack(st state.Stack) (api.Stack, error) {
+	out := api.Stack{Name: st.Name, ID: st.ID, Dialect: st.Dialect, Status: st.Status, StatusReason: st.StatusReason,
+		Description: st.Description, Operation: st.Operation, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt}
+	if len(st.Parameters) > 0 {
+		if err := json.Unmarshal(st.Parameters, &out.Parameters); err != nil {
+			return api.Stack{}, fmt.Errorf("cannot decode parameters of stack %s: %w", st.Name, err)
+		}
+	}
+	if len(st.Outputs) > 0 {
+		if err := json.Unmarshal(st.Outputs, &out.Outputs); err != nil {
+			return api.Stack{}, fmt.Errorf("cannot decode outputs of stack %s: %w", st.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// Stacks lists stack summaries; deleted stacks are left out.
+func (e *Engine) Stacks(ctx context.Context) ([]api.Stack, error) {
+	rows, err := e.store.ListStacks(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list stacks: %w", err)
+	}
+	out := []api.Stack{}
+	for _, st := range rows {
+		if st.Status == "DELETE_COMPLETE" {
+			continue
+		}
+		s, err := apiStack(st)
+		if err != nil {
+			return nil, err
+		}
+		s.Parameters, s.Outputs = nil, nil
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Events returns the stack's events after seq, oldest first, at most limit (0: all).
+func (e *Engine) Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error) {
+	if _, err := e.store.GetStack(ctx, stack); err != nil {
+		return nil, fmt.Errorf("cannot find stack %s: %w", stack, err)
+	}
+	evs, err := e.store.ListEvents(ctx, stack, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read events of stack %s: %w", stack, err)
+	}
+	out := make([]api.Event, len(evs))
+	for i, ev := range evs {
+		out[i] = api.Event{Seq: ev.Seq, Stack: ev.Stack, Operation: ev.Operation, LogicalID: ev.LogicalID,
+			PhysicalID: ev.PhysicalID, Type: ev.Type, Status: ev.Status, Reason: ev.Reason, Timestamp: ev.At}
+	}
+	return out, nil
+}

@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/template/cfn"
+	"github.com/cairn-dev/cairn/internal/value"
+)
+
+// Operation kinds.
+const (
+	kindDeploy = "deploy"
+	kindDelete = "delete"
+)
+
+// opRequest is what an operation needs to run and, after a restart, to resume. It is stored
+// with the operation.
+type opRequest struct {
+	Kind     string             `json:"kind"`
+	StackID  string             `json:"stackId"`
+	Dialect  string             `json:"dialect"`
+	Creating bool               `json:"creating"` // the operation creates the stack (CREATE_* statuses)
+	Deadline time.Time          `json:"deadline,omitzero"`
+	Deploy   *api.DeployRequest `json:"deploy,omitempty"`
+	Delete   *api.DeleteRequest `json:"delete,omitempty"`
+}
+
+// Validate parses the template and checks every resource with its provider, reporting all
+// problems at once. Parameters without a value are treated as unknown.
+func (e *Engine) Validate(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error) {
+	st, diags := e.load(ctx, "validate", "", req.TemplateName, []byte(req.Template), req.Parameters, true)
+	resp := api.ValidateResponse{Valid: !diags.HasErrors(), Diagnostics: APIDiagnostics(diags)}
+	if st != nil {
+		resp.Parameters = apiParameters(st.Parameters)
+	}
+	return resp, nil
+}
+
+// load parses and binds a template for stack, then checks that every resource type is served
+// and that its provider accepts the properties as far as they are known.
+func (e *Engine) load(ctx context.Context, stackName, stackID, file string, src []byte, params map[string]string, validate bool) (*template.Stack, diag.Diagnostics) {
+	dialect, ok := cfn.Detect(src)
+	if !ok {
+		return nil, diag.Diagnostics{diag.Errorf(diag.Range{Filename: file}, "",
+			"not a CloudFormation or ROS template: expected AWSTemplateFormatVersion, ROSTemplateFormatVersion or a Resources section")}
+	}
+	if stackID == "" {
+		stackID = e.stackID(stackName, dialect)
+	}
+	st, diags := cfn.Parse(file, src, cfn.Options{Parameters: params, StackName: stackName, StackID: stackID,
+		Region: e.o.Region, AccountID: e.o.AccountID, Validate: validate})
+	if st == nil {
+		return nil, diags
+	}
+	for _, r := range st.Resources {
+		diags = diags.Append(e.check(ctx, st, r, stackName, stackID))
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return st, diags
+}
+
+// check validates one resource's properties (unknown where they depend on other resources).
+func (e *Engine) check(ctx context.Context, st *template.Stack, r *template.Resource, stackName, stackID string) diag.Diagnostics {
+	path := "Resources." + r.Name
+	p, err := e.reg.Lookup(r.Type)
+	if err != nil {
+		return diag.Diagnostics{diag.Errorf(r.PropertyRange(""), path+".Type", "%s", err.Error())}
+	}
+	props, diags := r.Properties.Eval(unknownScope{st})
+	if diags.HasErrors() {
+		return diags
+	}
+	resp, err := p.Check(ctx, provider.CheckRequest{Resource: e.providerResource(st.Dialect, stackName, stackID, r), Props: props})
+	if err != nil {
+		return diags.Append(diag.Errorf(r.Range, path, "cannot check resource: %s", err))
+	}
+	for _, f := range resp.Failures {
+		fpath := path + ".Properties"
+		if f.Property != "" {
+			fpath += "." + f.Property
+		}
+		diags = diags.Append(diag.Errorf(r.PropertyRange(f.Property), fpath, "%s", f.Reason))
+	}
+	return diags
+}
+
+func (e *Engine) providerResource(d template.Dialect, stackName, stackID string, r *template.Resource) provider.Resource {
+	return provider.Resource{StackName: stackName, StackID: stackID, Name: r.Name, Type: r.Type,
+		Dialect: string(d), Region: e.o.Region, AccountID: e.o.AccountID}
+}
+
+func (e *Engine) stackID(name string, d template.Dialect) string {
+	if d == template.ROS {
+		return newID()
+	}
+	return fmt.Sprintf("arn:aws:cloudformation:%s:%s:stack/%s/%s", e.o.Region, e.o.AccountID, name, newID())
+}
+
+// unknownScope is the scope of a validation: every resource exists and nothing is known.
+type unknownScope struct{ st *template.Stack }
+
+func (s unknownScope) Resource(name string) (template.ResourceValue, bool) {
+	if s.st.Resource(name) == nil {
+		return template.ResourceValue{}, false
+	}
+	return template.UnknownResource, true
+}
+
+// Deploy starts creating or updating stack and returns the running operation. Template
+// problems come back as a *ValidationError, a busy stack as a *state.BusyError.
+func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error) {
+	if err := validStackName(stack); err != nil {
+		return api.Operation{}, err
+	}
+	prior, err := e.store.GetStack(ctx, stack)
+	creating := errors.Is(err, state.ErrNotFound) || prior.Status == "DELETE_COMPLETE" || prior.Status == "ROLLBACK_COMPLETE"
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return api.Operation{}, fmt.Errorf("cannot read stack %s: %w", stack, err)
+	}
+	if prior.Operation != "" {
+		if op, err := e.store.GetOperation(ctx, prior.Operation); err == nil && op.Status == state.Running {
+			return api.Operation{}, &state.BusyError{Stack: stack, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
+		}
+	}
+	stackID := prior.ID
+	if creating {
+		stackID = ""
+	}
+	st, diags := e.load(ctx, stack, stackID, req.TemplateName, []byte(req.Template), req.Parameters, false)
+	if st == nil {
+		return api.Operation{}, &ValidationError{Diagnostics: diags}
+	}
+	if creating {
+		stackID = e.stackID(stack, st.Dialect)
+		if prior.Name != "" {
+			// A deleted stack, or one whose creation rolled back, holds no resources: deploying
+			// again creates it anew, as CloudFormation does after a delete.
+			if err := e.store.DeleteStack(ctx, stack); err != nil {
+				return api.Operation{}, fmt.Errorf("cannot replace stack %s: %w", stack, err)
+			}
+		}
+	}
+	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req}
+	if req.TimeoutSeconds > 0 {
+		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
+	}
+	params, err := json.Marshal(apiParameters(st.Parameters))
+	if err != nil {
+		return api.Operation{}, fmt.Errorf("cannot encode parameters: %w", err)
+	}
+	row := state.Stack{Name: stack, ID: stackID, Dialect: string(st.Dialect), Description: st.Description,
+		Parameters: params, CreatedAt: prior.CreatedAt, Outputs: prior.Outputs}
+	if creating {
+		row.CreatedAt, row.Outputs = e.now(), nil
+	}
+	return e.start(ctx, row, oreq)
+}
+
+// Delete starts deleting stack and returns the running operation.
+func (e *Engine) Delete(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error) {
+	prior, err := e.store.GetStack(ctx, stack)
+	if err != nil || prior.Status == "DELETE_COMPLETE" {
+		if err == nil {
+			err = state.ErrNotFound
+		}
+		return api.Operation{}, fmt.Errorf("cannot find stack %s: %w", stack, err)
+	}
+	oreq := opRequest{Kind: kindDelete, StackID: prior.ID, Dialect: prior.Dialect, Delete: &req}
+	if req.TimeoutSeconds > 0 {
+		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
+	}
+	return e.start(ctx, prior, oreq)
+}
+
+// start records the operation (taking the stack's lease) and runs it in the background.
+func (e *Engine) start(ctx context.Context, row state.Stack, oreq opRequest) (api.Operation, error) {
+	body, err := json.Marshal(oreq)
+	if err != nil {
+		return api.Operation{}, fmt.Errorf("cannot encode operation: %w", err)
+	}
+	now := e.now()
+	op := state.Operation{ID: newID(), Stack: row.Name, Kind: oreq.Kind, Status: state.Running, Request: body,
+		Owner: e.o.Owner, LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
+	if err := e.store.StartOperation(ctx, op); err != nil {
+		return api.Operation{}, err
+	}
+	if err := e.writeStartStatus(ctx, row, oreq); err != nil {
+		_ = e.store.FinishOperation(ctx, op.ID, state.Failed, err.Error(), e.now())
+		return api.Operation{}, err
+	}
+	e.goRun(op, false)
+	return e.apiOperation(ctx, op), nil
+}
+
+func (e *Engine) writeStartStatus(ctx context.Context, row state.Stack, oreq opRequest) error {
+	status := "UPDATE_IN_PROGRESS"
+	switch {
+	case oreq.Kind == kindDelete:
+		status = "DELETE_IN_PROGRESS"
+	case oreq.Creating:
+		status = "CREATE_IN_PROGRESS"
+	}
+	row.Status, row.StatusReason, row.UpdatedAt = status, "User Initiated", e.now()
+	if err := e.store.PutStack(ctx, row); err != nil {
+		return fmt.Errorf("cannot write stack %s: %w", row.Name, err)
+	}
+	return nil
+}
+
+func validStackName(name string) error {
+	ok := name != "" && len(name) <= 128 && (name[0] >= 'A' && name[0] <= 'Z' || name[0] >= 'a' && name[0] <= 'z')
+	for _, c := range name {
+		ok = ok && (c == '-' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z')
+	}
+	if !ok {
+		return &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
+			"invalid stack name %q: use up to 128 letters, digits and hyphens, starting with a letter", name)}}
+	}
+	return nil
+}
+
+// apiParameters describes parameters for people, NoEcho values masked.
+func apiParameters(ps []*template.Parameter) []api.Parameter {
+	out := make([]api.Parameter, 0, len(ps))
+	for _, p := range ps {
+		ap := api.Parameter{Name: p.Name, Type: p.Type, Description: p.Description, NoEcho: p.NoEcho}
+		switch m := value.Masked(p.Value, ""); v := m.(type) {
+		case string:
+			ap.Value = v
+		case nil:
+		default:
+			b, _ := json.Marshal(v)
+			ap.Value = string(b)
+		}
+		if p.NoEcho {
+			ap.Value = value.Mask
+		}
+		out = append(out, ap)
+	}
+	return out
+}
+
+// APIDiagnostics converts diagnostics to their wire form.
+func APIDiagnostics(ds diag.Diagnostics) []api.Diagnostic {
+	var out []api.Diagnostic
+	for _, d := range ds {
+		out = append(out, api.Diagnostic{Severity: d.Severity.String(), Summary: d.Summary, Detail: d.Detail,
+			File: d.Range.Filename, Line: d.Range.Line, Column: d.Range.Column, Path: d.Path})
+	}
+	return out
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// reasonOf turns a step's failure into an event reason: the diagnostics' summaries.
+func reasonOf(err error) string {
+	var ds diag.Diagnostics
+	if errors.As(err, &ds) {
+		var parts []string
+		for _, d := range ds.Errors() {
+			s := d.Summary
+			if d.Detail != "" {
+				s += ": " + d.Detail
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, "; ")
+	}
+	return err.Error()
+}
+
+// known reports whether v is wholly known.
+func known(v cty.Value) bool { return v.IsWhollyKnown() }

@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/template"
+)
+
+// Journal step keys are "<kind>/<logical id>"; phase markers are "phase/<phase>".
+const (
+	phaseForward         = ""
+	phaseCleanup         = "cleanup"
+	phaseRollback        = "rollback"
+	phaseRollbackCleanup = "rollback-cleanup"
+)
+
+// run is one execution of an operation: the first, or a resumption after a restart. Its
+// coordinator goroutine owns the stack row; workers write only journal entries (with their
+// resource rows) and events, both safe for concurrent use.
+type run struct {
+	e     *Engine
+	op    state.Operation
+	req   opRequest
+	stack state.Stack
+	tmpl  *template.Stack           // deploy only
+	prior map[string]state.Resource // resource rows when the operation started or resumed
+
+	mu      sync.Mutex
+	journal map[string][]state.JournalEntry // this operation's entries by step key
+}
+
+// image is a resource row as a journal entry's detail keeps it.
+type image struct {
+	ID      string          `json:"id,omitempty"`
+	Status  string          `json:"status,omitempty"`
+	Props   json.RawMessage `json:"props,omitempty"`
+	Outputs json.RawMessage `json:"outputs,omitempty"`
+}
+
+// detail is what an "end" entry records about a step, so that rollback and cleanup know what
+// the step changed even after a restart.
+type detail struct {
+	Kind   string `json:"kind"` // create, update, rollback, cleanup, delete
+	Before *image `json:"before,omitempty"`
+	After  *image `json:"after,omitempty"`
+}
+
+func imageOf(r state.Resource) *image {
+	return &image{ID: r.ID, Status: r.Status, Props: json.RawMessage(r.Props), Outputs: json.RawMessage(r.Outputs)}
+}
+
+// execute runs op to its end, unless the engine shuts down first.
+func (e *Engine) execute(op state.Operation) {
+	ctx, cancel := context.WithCancel(e.runCtx)
+	defer cancel()
+	go e.renewLease(ctx, cancel, op.ID)
+
+	r := &run{e: e, op: op, journal: map[string][]state.JournalEntry{}}
+	err := r.load(ctx)
+	if err == nil {
+		if r.req.Kind == kindDelete {
+			err = r.destroy(ctx)
+		} else {
+			err = r.deploy(ctx)
+		}
+	}
+	if err != nil && e.runCtx.Err() == nil && ctx.Err() == nil {
+		// The run could not go on (the store failed): end the operation rather than leave it hanging.
+		_ = e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now())
+		e.wake()
+	}
+}
+
+// renewLease keeps the operation's lease while the run lasts and stops the run if another
+// engine took it over.
+func (e *Engine) renewLease(ctx context.Context, cancel context.CancelFunc, id string) {
+	t := time.NewTicker(e.o.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			err := e.store.ClaimOperation(ctx, id, e.o.Owner, e.now().Add(e.o.LeaseTTL))
+			var busy *state.BusyError
+			if errors.As(err, &busy) {
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+func (r *run) load(ctx context.Context) error {
+	if err := json.Unmarshal(r.op.Request, &r.req); err != nil {
+		return fmt.Errorf("cannot decode operation %s: %w", r.op.ID, err)
+	}
+	st, err := r.e.store.GetStack(ctx, r.op.Stack)
+	if err != nil {
+		return fmt.Errorf("cannot read stack %s: %w", r.op.Stack, err)
+	}
+	r.stack = st
+	entries, err := r.e.store.ListJournal(ctx, r.op.ID)
+	if err != nil {
+		return fmt.Errorf("cannot read journal of operation %s: %w", r.op.ID, err)
+	}
+	for _, je := range entries {
+		r.journal[je.Step] = append(r.journal[je.Step], je)
+	}
+	rows, err := r.e.store.ListResources(ctx, r.op.Stack)
+	if err != nil {
+		return fmt.Errorf("cannot read resources of stack %s: %w", r.op.Stack, err)
+	}
+	r.prior = map[string]state.Resource{}
+	for _, row := range rows {
+		r.prior[row.Name] = row
+	}
+	if r.req.Kind == kindDeploy {
+		d := r.req.Deploy
+		tmpl, diags := r.e.load(ctx, r.stack.Name, r.req.StackID, d.TemplateName, []byte(d.Template), d.Parameters, false)
+		if tmpl == nil {
+			return fmt.Errorf("cannot load template of operation %s: %w", r.op.ID, diags.Err())
+		}
+		r.tmpl = tmpl
+	}
+	return nil
+}
+
+// ended returns the "end" entry of step key, if the step finished.
+func (r *run) ended(key string) (state.JournalEntry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, je := range r.journal[key] {
+		if je.Phase == state.End {
+			return je, true
+		}
+	}
+	return state.JournalEntry{}, false
+}
+
+// begin journals the start of step key and returns its token. A step begun by an earlier run
+// keeps its token, so the provider sees a retry of the same call, not a new one.
+func (r *run) begin(ctx context.Context, key string) (token string, resumed bool, err error) {
+	r.mu.Lock()
+	for _, je := range r.journal[key] {
+		if je.Phase == state.Begin {
+			r.mu.Unlock()
+			return je.Token, true, nil
+		}
+	}
+	r.mu.Unlock()
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.stack.Name, Step: key, Phase: state.Begin, Token: newID(), At: r.e.now()}
+	if je.Seq, err = r.e.store.Append(ctx, je); err != nil {
+		return "", false, fmt.Errorf("cannot journal %s: %w", key, err)
+	}
+	r.mu.Lock()
+	r.journal[key] = append(r.journal[key], je)
+	r.mu.Unlock()
+	return je.Token, false, nil
+}
+
+// end journals the outcome of step key together with its resource row changes.
+func (r *run) end(ctx context.Context, key, token string, failed bool, d detail, writes ...state.Write) error {
+	body, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("cannot encode journal detail: %w", err)
+	}
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.stack.Name, Step: key, Phase: state.End, Token: token,
+		Failed: failed, Detail: body, At: r.e.now()}
+	if je.Seq, err = r.e.store.Append(context.WithoutCancel(ctx), je, writes...); err != nil {
+		return fmt.Errorf("cannot journal %s: %w", key, err)
+	}
+	r.mu.Lock()
+	r.journal[key] = append(r.journal[key], je)
+	r.mu.Unlock()
+	return nil
+}
+
+// endedWith lists the finished steps of a kind ("create", "update", ...) with their details.
+func (r *run) endedWith(kinds ...string) map[string]stepEnd {
+	out := map[string]stepEnd{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, entries := range r.journal {
+		kind, name, ok := strings.Cut(key, "/")
+		if !ok || !contains(kinds, kind) {
+			continue
+		}
+		for _, je := range entries {
+			if je.Phase != state.End {
+				continue
+			}
+			var d detail
+			if json.Unmarshal(je.Detail, &d) == nil {
+				out[name] = stepEnd{d, je.Failed}
+			}
+		}
+	}
+	return out
+}
+
+// stepEnd is a finished step: what it changed and whether it failed.
+type stepEnd struct {
+	detail
+	failed bool
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// phase is the last phase marker the journal holds.
+func (r *run) phase() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, seq := phaseForward, int64(-1)
+	for key, entries := range r.journal {
+		if name, ok := strings.CutPrefix(key, "phase/"); ok && entries[0].Seq > seq {
+			p, seq = name, entries[0].Seq
+		}
+	}
+	return p
+}
+
+func (r *run) enter(ctx context.Context, phase string) error {
+	_, _, err := r.begin(ctx, "phase/"+phase)
+	return err
+}
+
+// stackType is the type stack events carry.
+func (r *run) stackType() string {
+	if r.req.Dialect == string(template.ROS) {
+		return "ALIYUN::ROS::Stack"
+	}
+	return "AWS::CloudFormation::Stack"
+}
+
+// setStatus writes the stack's status and its event.
+func (r *run) setStatus(ctx context.Context, status, reason string) error {
+	r.stack.Status, r.stack.StatusReason, r.stack.UpdatedAt = status, reason, r.e.now()
+	if err := r.e.store.PutStack(context.WithoutCancel(ctx), r.stack); err != nil {
+		return fmt.Errorf("cannot write stack %s: %w", r.stack.Name, err)
+	}
+	return r.event(ctx, r.stack.Name, r.stack.ID, r.stackType(), status, reason)
+}
+
+// event appends one resource or stack event and wakes long polls.
+func (r *run) event(ctx context.Context, logical, physical, typ, status, reason string) error {
+	_, err := r.e.store.AppendEvent(context.WithoutCancel(ctx), state.Event{Stack: r.stack.Name, Operation: r.op.ID,
+		LogicalID: logical, PhysicalID: physical, Type: typ, Status: status, Reason: reason, At: r.e.now()})
+	r.e.wake()
+	if err != nil {
+		return fmt.Errorf("cannot record event: %w", err)
+	}
+	return nil
+}
+
+// finish ends the operation with the stack in its final status.
+func (r *run) finish(ctx context.Context, stackStatus, reason string, ok bool) error {
+	if err := r.setStatus(ctx, stackStatus, reason); err != nil {
+		return err
+	}
+	status := state.Succeeded
+	if !ok {
+		status = state.Failed
+	}
+	if err := r.e.store.FinishOperation(context.WithoutCancel(ctx), r.op.ID, status, reason, r.e.now()); err != nil {
+		return fmt.Errorf("cannot finish operation %s: %w", r.op.ID, err)
+	}
+	r.e.wake()
+	return nil
+}
