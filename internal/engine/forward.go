@@ -32,7 +32,8 @@ func (r *run) deploy(ctx context.Context) error {
 	if r.req.Creating {
 		prefix = "CREATE"
 	}
-	switch r.phase() {
+	phase, reason := r.phase()
+	switch phase {
 	case phaseForward:
 		failure, err := r.forward(ctx)
 		if err != nil {
@@ -42,19 +43,23 @@ func (r *run) deploy(ctx context.Context) error {
 			if r.req.Deploy.DisableRollback {
 				return r.finish(ctx, prefix+"_FAILED", failure, false)
 			}
-			if err := r.enter(ctx, phaseRollback); err != nil {
+			if err := r.enter(ctx, phaseRollback, failure); err != nil {
 				return err
 			}
-			return r.rollback(ctx, failure)
+			return r.rollback(ctx, phaseRollback, failure)
 		}
-		if err := r.enter(ctx, phaseCleanup); err != nil {
+		// Outputs are written now so that a run resumed during cleanup still has them.
+		if err := r.e.store.PutStack(context.WithoutCancel(ctx), r.stack); err != nil {
+			return fmt.Errorf("cannot write stack %s: %w", r.stack.Name, err)
+		}
+		if err := r.enter(ctx, phaseCleanup, ""); err != nil {
 			return err
 		}
 		return r.cleanup(ctx)
 	case phaseCleanup:
 		return r.cleanup(ctx)
 	default:
-		return r.rollback(ctx, r.op.StatusReason)
+		return r.rollback(ctx, phase, reason)
 	}
 }
 

@@ -79,10 +79,10 @@ func topoOrder(st *template.Stack) []string {
 }
 
 type previewer struct {
-	e                 *Engine
-	st                *template.Stack
-	sc                *scope
-	rows              map[string]state.Resource
+	e                  *Engine
+	st                 *template.Stack
+	sc                 *scope
+	rows               map[string]state.Resource
 	stackName, stackID string
 }
 

@@ -199,7 +199,7 @@ func (e *Engine) start(ctx context.Context, row state.Stack, oreq opRequest) (ap
 	if err := e.store.StartOperation(ctx, op); err != nil {
 		return api.Operation{}, err
 	}
-	if err := e.writeStartStatus(ctx, row, oreq); err != nil {
+	if err := e.writeStartStatus(ctx, row, oreq, op.ID); err != nil {
 		_ = e.store.FinishOperation(ctx, op.ID, state.Failed, err.Error(), e.now())
 		return api.Operation{}, err
 	}
@@ -207,7 +207,7 @@ func (e *Engine) start(ctx context.Context, row state.Stack, oreq opRequest) (ap
 	return e.apiOperation(ctx, op), nil
 }
 
-func (e *Engine) writeStartStatus(ctx context.Context, row state.Stack, oreq opRequest) error {
+func (e *Engine) writeStartStatus(ctx context.Context, row state.Stack, oreq opRequest, opID string) error {
 	status := "UPDATE_IN_PROGRESS"
 	switch {
 	case oreq.Kind == kindDelete:
@@ -218,6 +218,12 @@ func (e *Engine) writeStartStatus(ctx context.Context, row state.Stack, oreq opR
 	row.Status, row.StatusReason, row.UpdatedAt = status, "User Initiated", e.now()
 	if err := e.store.PutStack(ctx, row); err != nil {
 		return fmt.Errorf("cannot write stack %s: %w", row.Name, err)
+	}
+	_, err := e.store.AppendEvent(ctx, state.Event{Stack: row.Name, Operation: opID, LogicalID: row.Name, PhysicalID: row.ID,
+		Type: stackType(oreq.Dialect), Status: status, Reason: "User Initiated", At: e.now()})
+	e.wake()
+	if err != nil {
+		return fmt.Errorf("cannot record event: %w", err)
 	}
 	return nil
 }

@@ -27,12 +27,12 @@ type target struct {
 // rollback undoes what the forward phase did, newest dependencies last: created resources are
 // deleted (a failed create too, with the id its handler reported), updated ones get an Update
 // back to their old properties.
-func (r *run) rollback(ctx context.Context, reason string) error {
+func (r *run) rollback(ctx context.Context, phase, reason string) error {
 	prefix := "UPDATE_ROLLBACK"
 	if r.req.Creating {
 		prefix = "ROLLBACK"
 	}
-	if r.phase() == phaseRollback {
+	if phase == phaseRollback {
 		if r.stack.Status != prefix+"_IN_PROGRESS" {
 			if err := r.setStatus(ctx, prefix+"_IN_PROGRESS", reason); err != nil {
 				return err
@@ -54,7 +54,7 @@ func (r *run) rollback(ctx context.Context, reason string) error {
 		if r.req.Creating {
 			return r.finish(ctx, "ROLLBACK_COMPLETE", reason, false)
 		}
-		if err := r.enter(ctx, phaseRollbackCleanup); err != nil {
+		if err := r.enter(ctx, phaseRollbackCleanup, reason); err != nil {
 			return err
 		}
 	}

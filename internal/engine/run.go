@@ -221,27 +221,37 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// phase is the last phase marker the journal holds.
-func (r *run) phase() string {
+// phase is the last phase marker the journal holds, and the reason it was entered for.
+func (r *run) phase() (name, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p, seq := phaseForward, int64(-1)
+	seq := int64(-1)
 	for key, entries := range r.journal {
-		if name, ok := strings.CutPrefix(key, "phase/"); ok && entries[0].Seq > seq {
-			p, seq = name, entries[0].Seq
+		if p, ok := strings.CutPrefix(key, "phase/"); ok && entries[0].Seq > seq {
+			name, reason, seq = p, string(entries[0].Detail), entries[0].Seq
 		}
 	}
-	return p
+	return name, reason
 }
 
-func (r *run) enter(ctx context.Context, phase string) error {
-	_, _, err := r.begin(ctx, "phase/"+phase)
-	return err
+// enter journals that the operation moved to phase, with the reason (the failure that started
+// a rollback), so a resumed run continues there.
+func (r *run) enter(ctx context.Context, phase, reason string) error {
+	key := "phase/" + phase
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.stack.Name, Step: key, Phase: state.Begin, Detail: []byte(reason), At: r.e.now()}
+	var err error
+	if je.Seq, err = r.e.store.Append(context.WithoutCancel(ctx), je); err != nil {
+		return fmt.Errorf("cannot journal %s: %w", key, err)
+	}
+	r.mu.Lock()
+	r.journal[key] = append(r.journal[key], je)
+	r.mu.Unlock()
+	return nil
 }
 
 // stackType is the type stack events carry.
-func (r *run) stackType() string {
-	if r.req.Dialect == string(template.ROS) {
+func stackType(dialect string) string {
+	if dialect == string(template.ROS) {
 		return "ALIYUN::ROS::Stack"
 	}
 	return "AWS::CloudFormation::Stack"
@@ -253,7 +263,7 @@ func (r *run) setStatus(ctx context.Context, status, reason string) error {
 	if err := r.e.store.PutStack(context.WithoutCancel(ctx), r.stack); err != nil {
 		return fmt.Errorf("cannot write stack %s: %w", r.stack.Name, err)
 	}
-	return r.event(ctx, r.stack.Name, r.stack.ID, r.stackType(), status, reason)
+	return r.event(ctx, r.stack.Name, r.stack.ID, stackType(r.req.Dialect), status, reason)
 }
 
 // event appends one resource or stack event and wakes long polls.
