@@ -1,0 +1,244 @@
+// Package app assembles a running cairn: the state store in a directory, the response-URL
+// signing key, the custom-resource provider, the engine (resuming what a previous run left
+// running), and the HTTP API on a plain listener and, optionally, a TLS one. `cairn server`
+// runs it, and every other CLI command runs it in-process on a loopback port.
+//
+// It is the one package besides cmd/cairn that chooses implementations (sqlite, customresource);
+// it imports engine, server, tlsca, state, provider and their implementations, never cli.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/provider/customresource"
+	"github.com/cairn-dev/cairn/internal/server"
+	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/state/sqlite"
+)
+
+// Config configures Start. Zero values are documented per field.
+type Config struct {
+	// Dir holds the state database, the token and the self-made CA; default ".cairn".
+	Dir string
+	// Listen is the HTTP listen address; default "127.0.0.1:8080". "127.0.0.1:0" picks a port.
+	Listen string
+	// PublicURL is the base URL handlers use to reach the HTTP listener (response URLs when
+	// TLS is off); default derived from the listener's address.
+	PublicURL string
+	// TLSListen is the HTTPS listen address, e.g. ":443"; empty: no TLS.
+	TLSListen string
+	// TLSCert and TLSKey are PEM files of the server certificate; both empty: a certificate
+	// from a CA that cairn makes in Dir/tls.
+	TLSCert, TLSKey string
+	// TLSPublicURL is the base URL handlers use to reach the TLS listener, and then the base
+	// of every response URL; default https://localhost, with the port unless it is 443.
+	TLSPublicURL string
+	// Token is the API's bearer token; empty: read Dir/token, creating it (32 random bytes,
+	// hex) when absent.
+	Token string
+	// NoAuth serves the API without a token. Allowed only when every listener is loopback.
+	NoAuth bool
+	// Region and AccountID are the engine's pseudo parameters; engine defaults when empty.
+	Region, AccountID string
+	// Logger receives the access log and lifecycle messages; nil: discard.
+	Logger *slog.Logger
+}
+
+// App is a running cairn.
+type App struct {
+	log       *slog.Logger
+	store     state.Store
+	reg       *provider.Registry
+	eng       *engine.Engine
+	api       *server.Server
+	servers   []*http.Server
+	listeners []net.Listener // closed by closeAll even if never served
+	serving   sync.WaitGroup
+	url       string // HTTP, as this machine reaches it
+	publicURL string // HTTP, as handlers reach it
+	tlsURL    string // HTTPS, as handlers reach it; "" without TLS
+	token     string
+	caFile    string
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// Start opens the state in cfg.Dir, resumes unfinished operations and serves the API. ctx
+// bounds the start only; the app runs until Shutdown.
+func Start(ctx context.Context, cfg Config) (_ *App, err error) {
+	cfg = withDefaults(cfg)
+	if err := checkNoAuth(cfg); err != nil {
+		return nil, err
+	}
+	a := &App{log: cfg.Logger}
+	defer func() {
+		if err != nil {
+			a.closeAll(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create state directory: %w", err)
+	}
+	if a.token, err = resolveToken(cfg); err != nil {
+		return nil, err
+	}
+	store, err := sqlite.Open(filepath.Join(cfg.Dir, "state.db"))
+	if err != nil {
+		return nil, fmt.Errorf("cannot open state: %w", err)
+	}
+	a.store = store
+	key, err := store.Key(ctx, "response-url", random32)
+	if err != nil {
+		return nil, fmt.Errorf("cannot get the response-URL signing key: %w", err)
+	}
+
+	lns, err := a.listen(cfg)
+	if err != nil {
+		return nil, err
+	}
+	responseURL := a.publicURL
+	if lns.tls != nil {
+		responseURL = a.tlsURL
+	}
+
+	cr := customresource.New(customresource.Config{Store: crStore{store}, Key: key, ResponseURL: responseURL,
+		Logger: cfg.Logger})
+	a.reg = provider.NewRegistry()
+	for _, pattern := range []string{"Custom::*", "AWS::CloudFormation::CustomResource", "ALIYUN::ROS::CustomResource"} {
+		a.reg.Register(pattern, cr)
+	}
+	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Region: cfg.Region, AccountID: cfg.AccountID})
+	if err != nil {
+		return nil, fmt.Errorf("cannot start the engine: %w", err)
+	}
+	if err := a.eng.Resume(ctx); err != nil {
+		return nil, err
+	}
+
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Token: a.token,
+		Logger: cfg.Logger, Metrics: metrics})
+	a.serve(lns.http, nil)
+	if lns.tls != nil {
+		a.serve(lns.tls, lns.tlsConfig)
+	}
+	a.log.Info("cairn is serving", "url", a.url, "publicURL", a.publicURL, "tlsURL", a.tlsURL,
+		"responseURL", responseURL, "dir", cfg.Dir, "auth", a.token != "")
+	return a, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Dir == "" {
+		cfg.Dir = ".cairn"
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:8080"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg
+}
+
+// serve serves the API on ln, over TLS when tlsConfig is set.
+func (a *App) serve(ln net.Listener, tlsConfig *tls.Config) {
+	srv := &http.Server{
+		Handler:           a.api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+	a.servers = append(a.servers, srv)
+	a.serving.Add(1)
+	go func() {
+		defer a.serving.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("cannot serve", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+}
+
+// URL is the base URL of the HTTP API as this machine reaches it, such as
+// "http://127.0.0.1:8080" (a loopback address when listening on every interface).
+func (a *App) URL() string { return a.url }
+
+// TLSURL is the base URL of the HTTPS listener as handlers reach it (the base of response
+// URLs), or "" when TLS is off.
+func (a *App) TLSURL() string { return a.tlsURL }
+
+// Token is the API's bearer token, "" with NoAuth.
+func (a *App) Token() string { return a.token }
+
+// CAFile is the path of the self-made CA certificate that handlers must trust, or "" when TLS
+// is off or uses TLSCert/TLSKey.
+func (a *App) CAFile() string { return a.caFile }
+
+// Shutdown stops accepting requests, ends long polls, lets requests in flight finish, stops
+// the engine (unfinished operations stay running in the store and resume at the next Start)
+// and closes the store. It returns when all is done or ctx is; later calls return the first
+// call's result.
+func (a *App) Shutdown(ctx context.Context) error {
+	a.stopOnce.Do(func() { a.stopErr = a.closeAll(ctx) })
+	return a.stopErr
+}
+
+// closeAll releases whatever Start got, in reverse order.
+func (a *App) closeAll(ctx context.Context) error {
+	var errs []error
+	if a.api != nil {
+		a.api.Close()
+	}
+	for _, srv := range a.servers {
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("cannot stop the HTTP server: %w", err))
+		}
+	}
+	for _, ln := range a.listeners {
+		ln.Close() // listeners not yet served; served ones are closed already
+	}
+	a.serving.Wait()
+	if a.eng != nil {
+		if err := a.eng.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if a.reg != nil {
+		if err := a.reg.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("cannot close providers: %w", err))
+		}
+	}
+	if a.store != nil {
+		if err := a.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("cannot close state: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func random32() ([]byte, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/cairn-dev/cairn/api"
+)
+
+// fakeEngine implements Engine with function fields; a nil field answers errNotImplemented.
+type fakeEngine struct {
+	ValidateFn  func(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error)
+	PreviewFn   func(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error)
+	DeployFn    func(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error)
+	DeleteFn    func(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error)
+	StacksFn    func(ctx context.Context) ([]api.Stack, error)
+	StackFn     func(ctx context.Context, name string) (api.Stack, error)
+	EventsFn    func(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
+	OperationFn func(ctx context.Context, id string) (api.Operation, error)
+	WaitFn      func(ctx context.Context, id string) (api.Operation, error)
+
+	mu     sync.Mutex
+	notify chan struct{}
+}
+
+var _ Engine = (*fakeEngine)(nil)
+
+var errNotImplemented = errors.New("fake: not implemented")
+
+func (f *fakeEngine) Validate(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error) {
+	if f.ValidateFn == nil {
+		return api.ValidateResponse{}, errNotImplemented
+	}
+	return f.ValidateFn(ctx, req)
+}
+
+func (f *fakeEngine) Preview(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error) {
+	if f.PreviewFn == nil {
+		return api.PreviewResponse{}, errNotImplemented
+	}
+	return f.PreviewFn(ctx, stack, req)
+}
+
+func (f *fakeEngine) Deploy(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error) {
+	if f.DeployFn == nil {
+		return api.Operation{}, errNotImplemented
+	}
+	return f.DeployFn(ctx, stack, req)
+}
+
+func (f *fakeEngine) Delete(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error) {
+	if f.DeleteFn == nil {
+		return api.Operation{}, errNotImplemented
+	}
+	return f.DeleteFn(ctx, stack, req)
+}
+
+func (f *fakeEngine) Stacks(ctx context.Context) ([]api.Stack, error) {
+	if f.StacksFn == nil {
+		return nil, errNotImplemented
+	}
+	return f.StacksFn(ctx)
+}
+
+func (f *fakeEngine) Stack(ctx context.Context, name string) (api.Stack, error) {
+	if f.StackFn == nil {
+		return api.Stack{}, errNotImplemented
+	}
+	return f.StackFn(ctx, name)
+}
+
+func (f *fakeEngine) Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error) {
+	if f.EventsFn == nil {
+		return nil, errNotImplemented
+	}
+	return f.EventsFn(ctx, stack, after, limit)
+}
+
+func (f *fakeEngine) Operation(ctx context.Context, id string) (api.Operation, error) {
+	if f.OperationFn == nil {
+		return api.Operation{}, errNotImplemented
+	}
+	return f.OperationFn(ctx, id)
+}
+
+func (f *fakeEngine) Wait(ctx context.Context, id string) (api.Operation, error) {
+	if f.WaitFn == nil {
+		return api.Operation{}, errNotImplemented
+	}
+	return f.WaitFn(ctx, id)
+}
+
+func (f *fakeEngine) Notify() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.notify == nil {
+		f.notify = make(chan struct{})
+	}
+	return f.notify
+}
+
+// fire closes the current Notify channel, as the engine does at every event.
+func (f *fakeEngine) fire() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.notify != nil {
+		close(f.notify)
+	}
+	f.notify = make(chan struct{})
+}

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/cairn-dev/cairn/api"
+)
+
+// Handlers decode, call the engine, encode. Errors go through s.fail.
+
+func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
+	var req api.ValidateRequest
+	if err := decode(w, r, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	resp, err := s.eng.Validate(r.Context(), req)
+	s.reply(w, r, http.StatusOK, resp, err)
+}
+
+func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
+	var req api.DeployRequest
+	if err := decode(w, r, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	resp, err := s.eng.Preview(r.Context(), r.PathValue("name"), req)
+	s.reply(w, r, http.StatusOK, resp, err)
+}
+
+func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
+	var req api.DeployRequest
+	if err := decode(w, r, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	op, err := s.eng.Deploy(r.Context(), r.PathValue("name"), req)
+	s.reply(w, r, http.StatusAccepted, op, err)
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
+	var req api.DeleteRequest
+	if err := decode(w, r, &req, true); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	op, err := s.eng.Delete(r.Context(), r.PathValue("name"), req)
+	s.reply(w, r, http.StatusAccepted, op, err)
+}
+
+// StackList is the body of GET /v1/stacks.
+type StackList struct {
+	Stacks []api.Stack `json:"stacks"`
+}
+
+// OutputList is the body of GET /v1/stacks/{name}/outputs.
+type OutputList struct {
+	Outputs []api.Output `json:"outputs"`
+}
+
+// EventList is the body of GET /v1/stacks/{name}/events.
+type EventList struct {
+	Events []api.Event `json:"events"`
+}
+
+func (s *Server) stacks(w http.ResponseWriter, r *http.Request) {
+	list, err := s.eng.Stacks(r.Context())
+	s.reply(w, r, http.StatusOK, StackList{Stacks: nonNil(list)}, err)
+}
+
+func (s *Server) stack(w http.ResponseWriter, r *http.Request) {
+	st, err := s.eng.Stack(r.Context(), r.PathValue("name"))
+	s.reply(w, r, http.StatusOK, st, err)
+}
+
+func (s *Server) outputs(w http.ResponseWriter, r *http.Request) {
+	st, err := s.eng.Stack(r.Context(), r.PathValue("name"))
+	s.reply(w, r, http.StatusOK, OutputList{Outputs: nonNil(st.Outputs)}, err)
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	q, err := parseQuery(r, "after", "wait")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	evs, err := s.pollEvents(r.Context(), r.PathValue("name"), q.after, q.wait)
+	s.reply(w, r, http.StatusOK, EventList{Events: nonNil(evs)}, err)
+}
+
+func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
+	q, err := parseQuery(r, "wait")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	op, err := s.pollOperation(r.Context(), r.PathValue("id"), q.wait)
+	s.reply(w, r, http.StatusOK, op, err)
+}
+
+// nonNil makes empty lists encode as [] rather than null.
+func nonNil[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
+}

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// Engine is what the server needs of *engine.Engine. It is an interface so that tests can
+// use a fake.
+type Engine interface {
+	Commands
+	Queries
+}
+
+var _ Engine = (*engine.Engine)(nil)
+
+// Commands change stacks.
+type Commands interface {
+	Validate(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error)
+	Preview(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error)
+	Deploy(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error)
+	Delete(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error)
+}
+
+// Queries read stacks, events and operations.
+type Queries interface {
+	Stacks(ctx context.Context) ([]api.Stack, error)
+	Stack(ctx context.Context, name string) (api.Stack, error)
+	Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
+	Operation(ctx context.Context, id string) (api.Operation, error)
+	// Wait blocks until operation id has finished or ctx is done, and returns it as it is then.
+	Wait(ctx context.Context, id string) (api.Operation, error)
+	// Notify returns a channel closed at the next event of any stack.
+	Notify() <-chan struct{}
+}
+
+// Config configures a Server. Engine is required; the other fields have usable zero values.
+type Config struct {
+	Engine Engine
+	// Responses serves /v1/responses/... (the custom-resource response URLs, PUT). It gets
+	// every method, the request unchanged and no bearer auth. Nil: the route answers 404.
+	Responses http.Handler
+	// Token is the bearer token every /v1 route but /v1/responses/ requires. Empty: no auth.
+	Token string
+	// Logger receives the access log and the detail of internal errors. Nil: discard.
+	Logger *slog.Logger
+	// Metrics receives the request counters and latency histograms, and is served on
+	// /metrics. Nil: a private registry.
+	Metrics *prometheus.Registry
+}
+
+// Limits of the API.
+const (
+	// MaxBodyBytes bounds request bodies (templates included).
+	MaxBodyBytes = 10 << 20
+	// MaxWait bounds the wait of a long poll.
+	MaxWait = 60 * time.Second
+)
+
+// Server is cairn's HTTP API. Build it with New and serve Handler.
+type Server struct {
+	eng       Engine
+	responses http.Handler
+	token     []byte
+	log       *slog.Logger
+	metrics   *prometheus.Registry
+	m         *httpMetrics
+	handler   http.Handler
+	closing   chan struct{} // closed by Close: long polls answer at once
+	closeOnce sync.Once
+}
+
+// New returns a server for cfg. It panics when cfg.Engine is nil (a programming error).
+func New(cfg Config) *Server {
+	if cfg.Engine == nil {
+		panic("server: Config.Engine is required")
+	}
+	s := &Server{eng: cfg.Engine, responses: cfg.Responses, log: cfg.Logger, metrics: cfg.Metrics,
+		closing: make(chan struct{})}
+	if cfg.Token != "" {
+		s.token = []byte(cfg.Token)
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.metrics == nil {
+		s.metrics = prometheus.NewRegistry()
+	}
+	s.m = newHTTPMetrics(s.metrics)
+	s.handler = s.observe(s.routes())
+	return s
+}
+
+// Handler returns the HTTP handler of the whole API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close ends the long polls in flight and those still to come: they answer as if their wait
+// had elapsed. Call it before http.Server.Shutdown so that a shutdown need not wait for them.
+// Other requests are served as before.
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
