@@ -1,0 +1,158 @@
+package customresource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/provider"
+)
+
+// errClosed is returned by calls made or waiting when the Provider is closed.
+var errClosed = errors.New("custom resource provider is closed")
+
+// Create sends a Create request and waits for its response. A FAILED response yields
+// Diagnostics (the handler's Reason) and, when the handler named one, the ID to delete.
+func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
+	o, err := p.run(ctx, call{kind: reqCreate, res: req.Resource, token: req.Token, props: req.Props, timeout: req.Timeout})
+	if err != nil {
+		return provider.CreateResponse{}, err
+	}
+	return provider.CreateResponse{ID: o.id, Outputs: o.outputs, Diagnostics: o.diags}, nil
+}
+
+// Update sends an Update request with OldResourceProperties and waits for its response. A
+// different PhysicalResourceId in a SUCCESS response means the handler replaced the resource.
+func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (provider.UpdateResponse, error) {
+	o, err := p.run(ctx, call{kind: reqUpdate, res: req.Resource, token: req.Token, physical: req.ID,
+		props: req.NewProps, oldProps: req.OldProps, timeout: req.Timeout})
+	if err != nil {
+		return provider.UpdateResponse{}, err
+	}
+	if o.id == "" {
+		o.id = req.ID
+	}
+	return provider.UpdateResponse{ID: o.id, Outputs: o.outputs, Diagnostics: o.diags}, nil
+}
+
+// Delete sends a Delete request with the current properties and waits for its response.
+func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (provider.DeleteResponse, error) {
+	o, err := p.run(ctx, call{kind: reqDelete, res: req.Resource, token: req.Token, physical: req.ID,
+		props: req.Props, timeout: req.Timeout})
+	if err != nil {
+		return provider.DeleteResponse{}, err
+	}
+	return provider.DeleteResponse{Diagnostics: o.diags}, nil
+}
+
+// run is one call: store the request (once per token), send it (once), wait for the answer.
+func (p *Provider) run(ctx context.Context, c call) (outcome, error) {
+	select {
+	case <-p.closed:
+		return outcome{}, errClosed
+	default:
+	}
+	if c.token == "" {
+		return outcome{}, fmt.Errorf("cannot send %s request for %s: no token", c.kind, c.res.Name)
+	}
+	rawToken, tok, err := c.serviceToken()
+	if err != nil {
+		return failed("Invalid ServiceToken", err.Error()), nil
+	}
+	timeout := timeoutFor(c, tok)
+	expires := p.now().Add(timeout)
+	if t := expires.Truncate(time.Second); t.Before(expires) {
+		expires = t.Add(time.Second) // the URL carries whole seconds: never shorten the deadline
+	}
+	body, err := requestObject(c, rawToken, p.responseURL(c.token, expires))
+	if err != nil {
+		return outcome{}, fmt.Errorf("cannot build %s request for %s: %w", c.kind, c.res.Name, err)
+	}
+	stored, inserted, err := p.store.PutRequest(ctx, Request{ID: c.token, Stack: c.res.StackName, LogicalID: c.res.Name,
+		Body: body, Expires: expires})
+	if err != nil {
+		return outcome{}, fmt.Errorf("cannot store custom resource request %s: %w", c.token, err)
+	}
+	if !inserted && (stored.Stack != c.res.StackName || stored.LogicalID != c.res.Name) {
+		return outcome{}, fmt.Errorf("cannot send %s request for %s/%s: request %s belongs to %s/%s",
+			c.kind, c.res.StackName, c.res.Name, c.token, stored.Stack, stored.LogicalID)
+	}
+	e, err := expectationOf(stored)
+	if err != nil {
+		return outcome{}, err
+	}
+	if stored.Response != nil {
+		p.log.Info("custom resources: request already answered", "request_id", c.token, "stack", c.res.StackName, "logical_id", c.res.Name)
+		return outcomeOf(e, c.kind, stored.Response), nil
+	}
+	notices, unsubscribe := p.subscribe(c.token)
+	defer unsubscribe()
+	if !stored.Sent {
+		if !p.now().Before(stored.Expires) {
+			return failed(fmt.Sprintf("The %s request %s was not sent before its deadline passed", c.kind, c.token),
+				"cairn stopped between storing and sending it; deploy again to send a new request"), nil
+		}
+		o, done, err := p.deliver(ctx, c, tok, stored, e)
+		if err != nil || done {
+			return o, err
+		}
+	} else if !inserted {
+		p.log.Info("custom resources: resuming wait for a response", "request_id", c.token, "stack", c.res.StackName, "logical_id", c.res.Name)
+	}
+	return p.wait(ctx, c, e, stored, timeout, notices)
+}
+
+// wait waits for a response to r: a notice from ResponseHandler in this process, or the
+// Store (re-read with a growing interval, so a response saved by another process or before
+// the wait began is seen), until r.Expires.
+func (p *Provider) wait(ctx context.Context, c call, e expectation, r Request, timeout time.Duration, notices <-chan notice) (outcome, error) {
+	deadline := time.NewTimer(r.Expires.Sub(p.now()))
+	defer deadline.Stop()
+	interval := p.poll
+	for {
+		got, err := p.store.GetRequest(ctx, r.ID)
+		if err != nil {
+			return outcome{}, fmt.Errorf("cannot read custom resource request %s: %w", r.ID, err)
+		}
+		if got.Response != nil {
+			return outcomeOf(e, c.kind, got.Response), nil
+		}
+		poll := time.NewTimer(interval)
+		interval = min(2*interval, p.maxPoll)
+		select {
+		case n := <-notices:
+			poll.Stop()
+			if n.body != nil {
+				return outcomeOf(e, c.kind, n.body), nil
+			}
+			if got, err := p.store.GetRequest(ctx, r.ID); err == nil && got.Response != nil {
+				return outcomeOf(e, c.kind, got.Response), nil
+			}
+			return outcome{diags: diag.Diagnostics{n.reject.diagnostic()}}, nil
+		case <-poll.C:
+		case <-deadline.C:
+			poll.Stop()
+			if got, err := p.store.GetRequest(ctx, r.ID); err == nil && got.Response != nil {
+				return outcomeOf(e, c.kind, got.Response), nil
+			}
+			p.log.Warn("custom resources: no response before the deadline", "request_id", r.ID, "stack", r.Stack, "logical_id", r.LogicalID)
+			return failed(fmt.Sprintf("cairn did not receive a response from your Custom Resource within %ds. "+
+				"Please check your logs for requestId [%s]", int(timeout.Seconds()), r.ID),
+				"the handler must PUT a SUCCESS or FAILED response to the ResponseURL before the deadline; "+
+					"raise ServiceTimeout (ROS: Timeout) if it needs longer"), nil
+		case <-ctx.Done():
+			poll.Stop()
+			return outcome{}, ctx.Err()
+		case <-p.closed:
+			poll.Stop()
+			return outcome{}, errClosed
+		}
+	}
+}
+
+// failed is an outcome with one error diagnostic.
+func failed(summary, detail string) outcome {
+	return outcome{diags: diag.Diagnostics{{Severity: diag.Error, Summary: summary, Detail: detail}}}
+}

@@ -1,0 +1,188 @@
+package customresource
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+)
+
+// maxRetries is how often a delivery is retried after a transport error or a 5xx answer:
+// always for Update and Delete, for Create only with the idempotent option (ROS semantics).
+const maxRetries = 3
+
+// excerptBytes bounds the handler's answer quoted in a diagnostic.
+const excerptBytes = 512
+
+// attempt is the result of one POST.
+type attempt struct {
+	status int    // 0 when the request did not get an answer
+	body   []byte // the answer (whole for sync tokens, an excerpt otherwise)
+	err    error  // transport error, without the URL
+	late   bool   // the attempt's deadline passed
+	budget time.Duration
+}
+
+func (a attempt) retryable() bool { return !a.late && (a.err != nil || a.status >= 500) }
+
+// deliver POSTs the request to the handler. For an async token it returns done=false once
+// the handler accepted it (2xx); for a sync token the answer is the response, and deliver
+// returns the call's outcome. A refusal or an unreachable handler fails the call at once.
+func (p *Provider) deliver(ctx context.Context, c call, tok serviceToken, r Request, e expectation) (outcome, bool, error) {
+	tries := 1
+	if c.kind != reqCreate || tok.idempotent {
+		tries += maxRetries
+	}
+	var a attempt
+	for i := range tries {
+		if i > 0 {
+			if err := p.sleep(ctx, p.backoff<<(i-1), r.Expires); err != nil {
+				return outcome{}, false, err
+			}
+		}
+		a = p.post(ctx, tok, r)
+		if err := ctx.Err(); err != nil {
+			return outcome{}, false, err
+		}
+		p.log.Info("custom resources: request sent", "request_id", r.ID, "stack", r.Stack, "logical_id", r.LogicalID,
+			"request_type", c.kind, "token", tok.kind(), "attempt", i+1, "status", a.status)
+		if a.err == nil && a.status >= 200 && a.status < 300 {
+			break
+		}
+		if !a.retryable() || !p.now().Before(r.Expires) {
+			break
+		}
+	}
+	if a.late && tok.sync {
+		return failed(fmt.Sprintf("cairn did not receive a response from your Custom Resource within %ds. "+
+			"Please check your logs for requestId [%s]", int(timeoutFor(c, tok).Seconds()), r.ID),
+			"a web[sync] endpoint must answer the POST with the response object before the deadline; "+
+				"raise Timeout if it needs longer"), true, nil
+	}
+	if a.late {
+		return failed(fmt.Sprintf("Cannot deliver the %s request to the ServiceToken endpoint", c.kind),
+			fmt.Sprintf("RequestId %s: the endpoint did not answer the POST within %s; it should accept the request at once "+
+				"and PUT the response to the ResponseURL later", r.ID, a.budget.Round(time.Millisecond))), true, nil
+	}
+	if a.err != nil {
+		return failed(fmt.Sprintf("Cannot deliver the %s request to the ServiceToken endpoint", c.kind),
+			fmt.Sprintf("RequestId %s: %v", r.ID, a.err)), true, nil
+	}
+	if a.status < 200 || a.status >= 300 {
+		return failed(fmt.Sprintf("The ServiceToken endpoint answered %d %s to the %s request", a.status, http.StatusText(a.status), c.kind),
+			fmt.Sprintf("RequestId %s; response body: %q", r.ID, excerpt(a.body))), true, nil
+	}
+	if err := p.store.MarkSent(ctx, r.ID); err != nil {
+		return outcome{}, false, fmt.Errorf("cannot mark custom resource request %s sent: %w", r.ID, err)
+	}
+	if !tok.sync {
+		return outcome{}, false, nil
+	}
+	return p.syncOutcome(ctx, c, e, r, a.body)
+}
+
+// syncOutcome validates and stores the answer of a web[sync] POST.
+func (p *Provider) syncOutcome(ctx context.Context, c call, e expectation, r Request, body []byte) (outcome, bool, error) {
+	if _, bad := e.validate(body); bad != nil {
+		if got, err := p.store.GetRequest(ctx, r.ID); err == nil && got.Response != nil {
+			return outcomeOf(e, c.kind, got.Response), true, nil // the handler PUT a response instead
+		}
+		d := bad.diagnostic()
+		d.Detail = "the answer of the web[sync] endpoint is the response object: " + d.Detail
+		return outcome{diags: diag.Diagnostics{d}}, true, nil
+	}
+	first, err := p.store.SaveResponse(ctx, r.ID, body, p.now())
+	if err != nil {
+		return outcome{}, false, fmt.Errorf("cannot save the response to custom resource request %s: %w", r.ID, err)
+	}
+	if !first {
+		got, err := p.store.GetRequest(ctx, r.ID)
+		if err != nil {
+			return outcome{}, false, fmt.Errorf("cannot read custom resource request %s: %w", r.ID, err)
+		}
+		body = got.Response
+	} else {
+		p.notify(r.ID, notice{body: body})
+	}
+	return outcomeOf(e, c.kind, body), true, nil
+}
+
+// post sends the stored request body once. Async deliveries are bounded by sendWithin, sync
+// ones by the request's deadline.
+func (p *Provider) post(ctx context.Context, tok serviceToken, r Request) attempt {
+	deadline := r.Expires
+	if !tok.sync {
+		deadline = minTime(deadline, p.now().Add(p.sendWithin))
+	}
+	budget := deadline.Sub(p.now())
+	actx, cancel := context.WithTimeout(ctx, budget) // a duration: Config.Now may not be the wall clock
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, tok.url, bytes.NewReader(r.Body))
+	if err != nil {
+		return attempt{err: withoutURL(err)}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return attempt{err: withoutURL(err), late: actx.Err() != nil && ctx.Err() == nil, budget: budget}
+	}
+	defer resp.Body.Close()
+	limit := int64(excerptBytes)
+	if tok.sync {
+		limit = readLimit + 1
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, readLimit)) // let the connection be reused
+	if err != nil && tok.sync {
+		return attempt{status: resp.StatusCode, err: withoutURL(err), late: actx.Err() != nil && ctx.Err() == nil, budget: budget}
+	}
+	return attempt{status: resp.StatusCode, body: body}
+}
+
+// sleep waits d, or until ctx is done, the provider closes or the deadline passes.
+func (p *Provider) sleep(ctx context.Context, d time.Duration, deadline time.Time) error {
+	if left := deadline.Sub(p.now()); left < d {
+		d = max(left, 0)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.closed:
+		return errClosed
+	}
+}
+
+// withoutURL drops the URL from a client error: a ServiceToken URL may carry credentials.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", strings.ToLower(ue.Op), ue.Err)
+	}
+	return err
+}
+
+func excerpt(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "?")
+	if len(b) >= excerptBytes {
+		s += "..."
+	}
+	return s
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,86 @@
+// Package sqlite is the embedded state backend: one SQLite file (modernc.org/sqlite, no cgo)
+// in WAL mode, one row per resource, one row per journal entry. Writes go through a single
+// connection so they never contend; reads use a pool. It passes statetest.Run.
+package sqlite
+
+// migrations are applied in order at Open; the schema version is their count.
+var migrations = []string{`
+CREATE TABLE stacks (
+	name TEXT PRIMARY KEY,
+	id TEXT NOT NULL,
+	dialect TEXT NOT NULL,
+	status TEXT NOT NULL,
+	status_reason TEXT NOT NULL,
+	description TEXT NOT NULL,
+	parameters BLOB,
+	outputs BLOB,
+	operation TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE TABLE resources (
+	stack TEXT NOT NULL,
+	name TEXT NOT NULL,
+	type TEXT NOT NULL,
+	id TEXT NOT NULL,
+	status TEXT NOT NULL,
+	status_reason TEXT NOT NULL,
+	props BLOB,
+	outputs BLOB,
+	deps TEXT NOT NULL,
+	deletion_policy TEXT NOT NULL,
+	updated_at INTEGER NOT NULL,
+	PRIMARY KEY (stack, name)
+);
+CREATE TABLE journal (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	operation TEXT NOT NULL,
+	stack TEXT NOT NULL,
+	step TEXT NOT NULL,
+	phase TEXT NOT NULL,
+	token TEXT NOT NULL,
+	failed INTEGER NOT NULL,
+	detail BLOB,
+	at INTEGER NOT NULL
+);
+CREATE INDEX journal_by_operation ON journal (operation, seq);
+CREATE TABLE operations (
+	id TEXT PRIMARY KEY,
+	stack TEXT NOT NULL,
+	kind TEXT NOT NULL,
+	status TEXT NOT NULL,
+	status_reason TEXT NOT NULL,
+	request BLOB,
+	owner TEXT NOT NULL,
+	lease_expires INTEGER NOT NULL,
+	started_at INTEGER NOT NULL,
+	ended_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX one_running_operation_per_stack ON operations (stack) WHERE status = 'running';
+CREATE TABLE events (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	stack TEXT NOT NULL,
+	operation TEXT NOT NULL,
+	logical_id TEXT NOT NULL,
+	physical_id TEXT NOT NULL,
+	type TEXT NOT NULL,
+	status TEXT NOT NULL,
+	reason TEXT NOT NULL,
+	at INTEGER NOT NULL
+);
+CREATE INDEX events_by_stack ON events (stack, seq);
+CREATE TABLE keys (
+	name TEXT PRIMARY KEY,
+	value BLOB NOT NULL
+);
+CREATE TABLE custom_requests (
+	id TEXT PRIMARY KEY,
+	stack TEXT NOT NULL,
+	logical_id TEXT NOT NULL,
+	body BLOB,
+	expires INTEGER NOT NULL,
+	sent INTEGER NOT NULL,
+	response BLOB,
+	responded_at INTEGER NOT NULL
+);
+`}
