@@ -148,7 +148,8 @@ func TestCreateUpdateDelete(t *testing.T) {
 	}
 	// Re-deploying the same template calls nothing.
 	h.deploy("s", strings.Replace(chain, "Label: b}", "Label: bb}", 1))
-	if op := h.deploy("s", chain[:strings.Index(chain, "  C:")]); op.StackStatus != "UPDATE_COMPLETE" {
+	bb := strings.Replace(chain, "Label: b}", "Label: bb}", 1)
+	if op := h.deploy("s", bb[:strings.Index(bb, "  C:")]); op.StackStatus != "UPDATE_COMPLETE" {
 		t.Fatalf("remove C: %+v", op)
 	}
 	op, err := h.e.Delete(context.Background(), "s", api.DeleteRequest{})

@@ -1,0 +1,195 @@
+// Package cfn parses CloudFormation and Alibaba ROS templates (JSON or YAML, short-form tags
+// included) into a template.Stack: parameters bound and checked, conditions decided,
+// properties kept as expressions evaluated later against the resources' values. Every
+// diagnostic carries file, line, column and the path of the offending value.
+package cfn
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+	"gopkg.in/yaml.v3"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+)
+
+// kind of an AST node.
+type kind int
+
+const (
+	kScalar kind = iota
+	kMap
+	kList
+	kFunc // an intrinsic function call: {"Fn::X": arg}, {"Ref": x} or a short tag
+)
+
+// node is a template value with its position and path.
+type node struct {
+	kind kind
+	lit  cty.Value // kScalar
+	keys []string  // kMap, in source order
+	vals []*node   // kMap values by keys, kList elements
+	fn   string    // kFunc: "Ref", "Condition", "Fn::Join", ...
+	arg  *node     // kFunc
+	rng  diag.Range
+	path string
+}
+
+// get returns the value of key in a map node.
+func (n *node) get(key string) *node {
+	if n == nil || n.kind != kMap {
+		return nil
+	}
+	for i, k := range n.keys {
+		if k == key {
+			return n.vals[i]
+		}
+	}
+	return nil
+}
+
+// str returns a scalar node's text, and whether it is a string scalar.
+func (n *node) str() (string, bool) {
+	if n == nil || n.kind != kScalar || n.lit.IsNull() {
+		return "", false
+	}
+	switch n.lit.Type() {
+	case cty.String:
+		return n.lit.AsString(), true
+	case cty.Number:
+		return formatNumber(n.lit), true
+	case cty.Bool:
+		return strconv.FormatBool(n.lit.True()), true
+	}
+	return "", false
+}
+
+func formatNumber(v cty.Value) string {
+	f := v.AsBigFloat()
+	if f.IsInt() {
+		i, _ := f.Int(nil)
+		return i.String()
+	}
+	return f.Text('g', -1)
+}
+
+func child(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// decoder turns yaml nodes into AST nodes, collecting diagnostics.
+type decoder struct {
+	file  string
+	diags diag.Diagnostics
+}
+
+func (d *decoder) rng(y *yaml.Node) diag.Range {
+	return diag.Range{Filename: d.file, Line: y.Line, Column: y.Column}
+}
+
+func (d *decoder) errf(y *yaml.Node, path, format string, args ...any) {
+	d.diags = d.diags.Append(diag.Errorf(d.rng(y), path, format, args...))
+}
+
+// parseDocument decodes JSON or YAML source to an AST.
+func (d *decoder) parseDocument(src []byte) *node {
+	if t := strings.TrimSpace(string(src)); strings.HasPrefix(t, "{") {
+		// JSON allows tabs where YAML does not; in JSON a raw tab can only be white space.
+		src = []byte(strings.ReplaceAll(string(src), "\t", " "))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		msg := err.Error()
+		line := 0
+		if _, after, ok := strings.Cut(msg, "line "); ok {
+			fmt.Sscanf(after, "%d", &line)
+		}
+		d.diags = d.diags.Append(diag.Errorf(diag.Range{Filename: d.file, Line: line}, "", "invalid template syntax: %s",
+			strings.TrimPrefix(msg, "yaml: ")))
+		return nil
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		d.diags = d.diags.Append(diag.Errorf(diag.Range{Filename: d.file}, "", "template is empty"))
+		return nil
+	}
+	return d.convert(doc.Content[0], "")
+}
+
+func (d *decoder) convert(y *yaml.Node, path string) *node {
+	if y.Kind == yaml.AliasNode {
+		return d.convert(y.Alias, path)
+	}
+	n := &node{rng: d.rng(y), path: path}
+	if short := y.Tag; strings.HasPrefix(short, "!") && !strings.HasPrefix(short, "!!") {
+		fn := "Fn::" + short[1:]
+		if short == "!Ref" || short == "!Condition" {
+			fn = short[1:]
+		}
+		inner := *y
+		inner.Tag = ""
+		if y.Kind == yaml.ScalarNode {
+			inner.Tag = "!!str"
+		}
+		n.kind, n.fn = kFunc, fn
+		n.arg = d.convert(&inner, child(path, fn))
+		return n
+	}
+	switch y.Kind {
+	case yaml.MappingNode:
+		n.kind = kMap
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(y.Content); i += 2 {
+			k := y.Content[i].Value
+			if seen[k] {
+				d.errf(y.Content[i], child(path, k), "duplicate key %q", k)
+				continue
+			}
+			seen[k] = true
+			n.keys = append(n.keys, k)
+			n.vals = append(n.vals, d.convert(y.Content[i+1], child(path, k)))
+		}
+		if len(n.keys) == 1 && (n.keys[0] == "Ref" || n.keys[0] == "Condition" || strings.HasPrefix(n.keys[0], "Fn::")) {
+			return &node{kind: kFunc, fn: n.keys[0], arg: n.vals[0], rng: n.rng, path: path}
+		}
+	case yaml.SequenceNode:
+		n.kind = kList
+		for i, c := range y.Content {
+			n.vals = append(n.vals, d.convert(c, fmt.Sprintf("%s[%d]", path, i)))
+		}
+	case yaml.ScalarNode:
+		n.kind = kScalar
+		n.lit = d.scalar(y, path)
+	default:
+		d.errf(y, path, "unsupported value")
+		n.lit = cty.NullVal(cty.DynamicPseudoType)
+	}
+	return n
+}
+
+func (d *decoder) scalar(y *yaml.Node, path string) cty.Value {
+	switch y.ShortTag() {
+	case "!!null":
+		return cty.NullVal(cty.DynamicPseudoType)
+	case "!!bool":
+		var b bool
+		if err := y.Decode(&b); err == nil {
+			return cty.BoolVal(b)
+		}
+	case "!!int", "!!float":
+		s := strings.ReplaceAll(y.Value, "_", "")
+		if f, _, err := big.ParseFloat(s, 0, 512, big.ToNearestEven); err == nil {
+			return cty.NumberVal(f)
+		}
+		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return cty.NumberIntVal(i)
+		}
+		d.errf(y, path, "invalid number %q", y.Value)
+	}
+	return cty.StringVal(y.Value)
+}
