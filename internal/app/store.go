@@ -42,3 +42,7 @@ func notFound(err error) error {
 	}
 	return err
 }
+
+// CustomRequestStore exposes the adapter for programs that assemble cairn themselves (the
+// benchmarks).
+func CustomRequestStore(s state.Store) customresource.Store { return crStore{s} }

@@ -28,14 +28,15 @@ const (
 
 // node is a template value with its position and path.
 type node struct {
-	kind kind
-	lit  cty.Value // kScalar
-	keys []string  // kMap, in source order
-	vals []*node   // kMap values by keys, kList elements
-	fn   string    // kFunc: "Ref", "Condition", "Fn::Join", ...
-	arg  *node     // kFunc
-	rng  diag.Range
-	path string
+	kind  kind
+	lit   cty.Value    // kScalar
+	keys  []string     // kMap, in source order
+	krngs []diag.Range // kMap: where each key is written
+	vals  []*node      // kMap values by keys, kList elements
+	fn    string       // kFunc: "Ref", "Condition", "Fn::Join", ...
+	arg   *node        // kFunc
+	rng   diag.Range
+	path  string
 }
 
 // get returns the value of key in a map node.
@@ -49,6 +50,15 @@ func (n *node) get(key string) *node {
 		}
 	}
 	return nil
+}
+
+// keyRange returns where key i of a map node is written: where a person looks for a named
+// parameter, resource or output.
+func (n *node) keyRange(i int) diag.Range {
+	if i < len(n.krngs) {
+		return n.krngs[i]
+	}
+	return n.rng
 }
 
 // str returns a scalar node's text, and whether it is a string scalar.
@@ -152,6 +162,7 @@ func (d *decoder) convert(y *yaml.Node, path string) *node {
 			}
 			seen[k] = true
 			n.keys = append(n.keys, k)
+			n.krngs = append(n.krngs, d.rng(y.Content[i]))
 			n.vals = append(n.vals, d.convert(y.Content[i+1], child(path, k)))
 		}
 		if len(n.keys) == 1 && (n.keys[0] == "Ref" || n.keys[0] == "Condition" || strings.HasPrefix(n.keys[0], "Fn::")) {

@@ -30,6 +30,7 @@ func (p *parser) parameters(sec *node) []*template.Parameter {
 	var out []*template.Parameter
 	for i, name := range sec.keys {
 		pn := sec.vals[i]
+		at := &node{rng: sec.keyRange(i), path: pn.path}
 		if pn.kind != kMap {
 			p.errf(pn, "parameter %s must be a map with a Type", name)
 			continue
@@ -44,7 +45,7 @@ func (p *parser) parameters(sec *node) []*template.Parameter {
 			p.errf(pn, "parameter %s needs a Type", name)
 			continue
 		}
-		prm := &template.Parameter{Name: name, Type: typ, Range: pn.rng}
+		prm := &template.Parameter{Name: name, Type: typ, Range: at.rng}
 		prm.Description, _ = pn.get("Description").str()
 		if ne, ok := pn.get("NoEcho").str(); ok && strings.EqualFold(ne, "true") {
 			prm.NoEcho = true
@@ -63,11 +64,11 @@ func (p *parser) parameters(sec *node) []*template.Parameter {
 		}
 		switch {
 		case given:
-			prm.Value = p.paramValue(pn, name, typ, raw)
+			prm.Value = p.paramValue(pn, at, name, typ, raw)
 		case p.opts.Validate:
 			prm.Value = cty.DynamicVal
 		default:
-			p.errf(pn, "parameter %s has no value: give one with --parameter %s=VALUE or a Default", name, name)
+			p.errf(at, "parameter %s has no value: give one with --parameter %s=VALUE or a Default", name, name)
 			prm.Value = cty.DynamicVal
 		}
 		if prm.NoEcho {
@@ -86,7 +87,7 @@ func (p *parser) parameters(sec *node) []*template.Parameter {
 
 // paramValue converts and checks one parameter's value. The message never quotes a value,
 // which may be a secret.
-func (p *parser) paramValue(pn *node, name, typ, raw string) cty.Value {
+func (p *parser) paramValue(pn, at *node, name, typ, raw string) cty.Value {
 	fail := func(format string, args ...any) cty.Value {
 		msg := "parameter " + name + ": "
 		if cd, ok := pn.get("ConstraintDescription").str(); ok {
@@ -94,7 +95,7 @@ func (p *parser) paramValue(pn *node, name, typ, raw string) cty.Value {
 			args = append(args, ")")
 			format += "%s"
 		}
-		p.errf(pn, msg+format, args...)
+		p.errf(at, msg+format, args...)
 		return cty.DynamicVal
 	}
 	ros := p.dialect == template.ROS

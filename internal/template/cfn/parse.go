@@ -82,7 +82,7 @@ func Parse(filename string, src []byte, opts Options) (*template.Stack, diag.Dia
 	p.dialect, _ = Detect(src)
 	for i, k := range root.keys {
 		if !sections[k] {
-			p.diags = p.diags.Append(diag.Errorf(root.vals[i].rng, k, "unknown template section %s", k))
+			p.diags = p.diags.Append(diag.Errorf(root.keyRange(i), k, "unknown template section %s", k))
 		}
 	}
 	st := &template.Stack{Dialect: p.dialect}
@@ -198,7 +198,7 @@ func (p *parser) resources(sec *node) []*template.Resource {
 			continue
 		}
 		p.b.resources[name] = true
-		r := &template.Resource{Name: name, Range: rn.rng, PropertyRanges: map[string]diag.Range{},
+		r := &template.Resource{Name: name, Range: sec.keyRange(i), PropertyRanges: map[string]diag.Range{},
 			DeletionPolicy: p.policy(rn.get("DeletionPolicy")), UpdateReplacePolicy: p.policy(rn.get("UpdateReplacePolicy"))}
 		if t, ok := rn.get("Type").str(); ok && t != "" {
 			r.Type = t
@@ -206,7 +206,7 @@ func (p *parser) resources(sec *node) []*template.Resource {
 		} else {
 			at := rn.get("Type")
 			if at == nil {
-				at = rn
+				at = &node{rng: r.Range, path: rn.path}
 			}
 			p.errf(at, "resource %s needs a Type", name)
 		}
@@ -298,7 +298,7 @@ func (p *parser) outputs(sec *node) []*template.Output {
 		if c, _ := p.conditionOf(on); c.IsKnown() && c.Type() == cty.Bool && c.False() {
 			continue
 		}
-		o := &template.Output{Name: name, Value: expr{n: on.get("Value"), b: p.b}, Range: on.rng}
+		o := &template.Output{Name: name, Value: expr{n: on.get("Value"), b: p.b}, Range: sec.keyRange(i)}
 		o.Description, _ = on.get("Description").str()
 		out = append(out, o)
 	}
