@@ -130,7 +130,9 @@ func (e *Engine) apiOperation(ctx context.Context, op state.Operation) api.Opera
 // Wait blocks until operation id has finished or ctx is done, and returns it as it is then.
 func (e *Engine) Wait(ctx context.Context, id string) (api.Operation, error) {
 	for {
-		ch := e.Notify()
+		e.mu.Lock()
+		done := e.running[id]
+		e.mu.Unlock()
 		op, err := e.store.GetOperation(ctx, id)
 		if err != nil {
 			return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
@@ -138,11 +140,14 @@ func (e *Engine) Wait(ctx context.Context, id string) (api.Operation, error) {
 		if op.Status != state.Running {
 			return e.apiOperation(ctx, op), nil
 		}
+		if done == nil { // run by another engine, or not resumed yet: poll
+			done = make(chan struct{})
+			time.AfterFunc(time.Second, func() { close(done) })
+		}
 		select {
 		case <-ctx.Done():
 			return e.apiOperation(context.WithoutCancel(ctx), op), nil
-		case <-ch:
-		case <-time.After(time.Second): // operations run by another engine emit no local wake-up
+		case <-done:
 		}
 	}
 }

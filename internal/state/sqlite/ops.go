@@ -103,8 +103,7 @@ func (s *Store) ListRunningOperations(ctx context.Context) ([]state.Operation, e
 // Events
 
 func (s *Store) AppendEvent(ctx context.Context, e state.Event) (int64, error) {
-	res, err := s.w.ExecContext(ctx, `INSERT INTO events (stack, operation, logical_id, physical_id, type, status, reason, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, e.Stack, e.Operation, e.LogicalID, e.PhysicalID, e.Type, e.Status, e.Reason, ms(e.At))
+	res, err := s.st.event.ExecContext(ctx, e.Stack, e.Operation, e.LogicalID, e.PhysicalID, e.Type, e.Status, e.Reason, ms(e.At))
 	if err != nil {
 		return 0, fmt.Errorf("cannot append event: %w", err)
 	}

@@ -20,6 +20,36 @@ type Store struct {
 	path string
 	w    *sql.DB // the one writer connection
 	r    *sql.DB // readers
+	st   stmts   // hot statements, prepared once on the writer
+}
+
+// stmts are the statements every resource step runs; preparing them once saves SQLite from
+// parsing them again on every call.
+type stmts struct {
+	journal, putResource, delResource, event *sql.Stmt
+}
+
+func (s *Store) prepare() error {
+	var err error
+	prep := func(q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		st, err = s.w.Prepare(q)
+		return st
+	}
+	s.st = stmts{
+		journal:     prep(`INSERT INTO journal (operation, stack, step, phase, token, failed, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+		putResource: prep(`INSERT OR REPLACE INTO resources (` + resourceCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		delResource: prep(`DELETE FROM resources WHERE stack = ? AND name = ?`),
+		event: prep(`INSERT INTO events (stack, operation, logical_id, physical_id, type, status, reason, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+	}
+	if err != nil {
+		return fmt.Errorf("cannot prepare statements: %w", err)
+	}
+	return nil
 }
 
 var _ state.Store = (*Store)(nil)
@@ -49,6 +79,10 @@ func Open(path string) (*Store, error) {
 	r.SetMaxOpenConns(4)
 	s := &Store{path: path, w: w, r: r}
 	if err := s.migrate(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.prepare(); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -245,8 +279,7 @@ func (s *Store) GetResource(ctx context.Context, stack, name string) (state.Reso
 func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...state.Write) (int64, error) {
 	var seq int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT INTO journal (operation, stack, step, phase, token, failed, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			e.Operation, e.Stack, e.Step, e.Phase, e.Token, e.Failed, e.Detail, ms(e.At))
+		res, err := tx.Stmt(s.st.journal).Exec(e.Operation, e.Stack, e.Step, e.Phase, e.Token, e.Failed, e.Detail, ms(e.At))
 		if err != nil {
 			return err
 		}
@@ -262,13 +295,12 @@ func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...stat
 				if r.Deps == nil {
 					deps = []byte("[]")
 				}
-				if _, err := tx.Exec(`INSERT OR REPLACE INTO resources (`+resourceCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-					r.Stack, r.Name, r.Type, r.ID, r.Status, r.StatusReason, r.Props, r.Outputs, string(deps), r.DeletionPolicy, ms(r.UpdatedAt)); err != nil {
+				if _, err := tx.Stmt(s.st.putResource).Exec(r.Stack, r.Name, r.Type, r.ID, r.Status, r.StatusReason, r.Props, r.Outputs, string(deps), r.DeletionPolicy, ms(r.UpdatedAt)); err != nil {
 					return err
 				}
 			}
 			if w.Delete != "" {
-				if _, err := tx.Exec(`DELETE FROM resources WHERE stack = ? AND name = ?`, e.Stack, w.Delete); err != nil {
+				if _, err := tx.Stmt(s.st.delResource).Exec(e.Stack, w.Delete); err != nil {
 					return err
 				}
 			}
