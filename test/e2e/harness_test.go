@@ -187,7 +187,7 @@ func nodeHost(t *testing.T, env ...string) (base string, log func() []seenReques
 // seenRequest is a request as the Node host logged it.
 type seenRequest struct {
 	RequestType, LogicalResourceId, PhysicalResourceId, RequestId string
-	ResourceProperties, OldResourceProperties            map[string]any
+	ResourceProperties, OldResourceProperties                     map[string]any
 }
 
 func (r seenRequest) String() string {
