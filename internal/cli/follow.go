@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/client"
+)
+
+// timeZone is where times are shown; tests set UTC.
+var timeZone = time.Local
+
+// pollWait is how long one long poll of events waits.
+const pollWait = 20 * time.Second
+
+// lastSeq returns the sequence number of stack's last event, 0 when it has none or does not
+// exist.
+func lastSeq(ctx context.Context, c *client.Client, stack string) (int64, error) {
+	evs, err := c.Events(ctx, stack, 0, 0)
+	if isNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if len(evs) == 0 {
+		return 0, nil
+	}
+	return evs[len(evs)-1].Seq, nil
+}
+
+func isNotFound(err error) bool {
+	var ae *api.Error
+	return errors.As(err, &ae) && ae.Code == api.CodeNotFound
+}
+
+// follow passes the events of op's stack after seq to onEvent until op is no longer running,
+// then returns op as it ended. When ctx ends first it returns r.interrupted().
+func (r *runner) follow(ctx context.Context, c *client.Client, op api.Operation, after int64, onEvent func(api.Event)) (api.Operation, error) {
+	for {
+		evs, err := c.Events(ctx, op.Stack, after, pollWait)
+		if ctx.Err() != nil {
+			return op, r.interrupted()
+		}
+		if err != nil && !isNotFound(err) { // a deleted stack has no events any more
+			return op, err
+		}
+		stackEnded := false
+		for _, ev := range evs {
+			onEvent(ev)
+			after = ev.Seq
+			stackEnded = stackEnded || (ev.LogicalID == op.Stack && !strings.HasSuffix(ev.Status, "IN_PROGRESS"))
+		}
+		wait := time.Duration(0)
+		if stackEnded || err != nil {
+			// The stack's final event comes just before the operation ends.
+			wait = 5 * time.Second
+		}
+		cur, err := c.Operation(ctx, op.ID, wait)
+		if ctx.Err() != nil {
+			return op, r.interrupted()
+		}
+		if err != nil {
+			return op, err
+		}
+		op = cur
+		if op.Status != "running" {
+			return op, r.drain(ctx, c, op.Stack, after, onEvent)
+		}
+	}
+}
+
+// drain passes the events left after seq to onEvent.
+func (r *runner) drain(ctx context.Context, c *client.Client, stack string, after int64, onEvent func(api.Event)) error {
+	for {
+		evs, err := c.Events(ctx, stack, after, 0)
+		if isNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 {
+			return nil
+		}
+		for _, ev := range evs {
+			onEvent(ev)
+			after = ev.Seq
+		}
+	}
+}

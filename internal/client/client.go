@@ -1,0 +1,181 @@
+// Package client is a thin Go client of cairn's HTTP API (/v1/...). Every method maps to one
+// route; an answer other than 2xx comes back as *api.Error.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/api"
+)
+
+// Client calls one cairn server. It is safe for concurrent use.
+type Client struct {
+	base  string
+	token string
+	hc    *http.Client
+}
+
+// New returns a client of the server at baseURL (such as "http://127.0.0.1:8080"), sending
+// token as a bearer token unless it is empty. hc nil: http.DefaultClient.
+func New(baseURL, token string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: hc}
+}
+
+// Validate checks a template and its parameters without touching any stack.
+func (c *Client) Validate(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error) {
+	var resp api.ValidateResponse
+	err := c.do(ctx, http.MethodPost, "/v1/validate", nil, req, &resp)
+	return resp, err
+}
+
+// Preview reports what deploying req to stack would change.
+func (c *Client) Preview(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error) {
+	var resp api.PreviewResponse
+	err := c.do(ctx, http.MethodPost, "/v1/stacks/"+url.PathEscape(stack)+"/preview", nil, req, &resp)
+	return resp, err
+}
+
+// Deploy starts creating or updating stack and returns the running operation.
+func (c *Client) Deploy(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error) {
+	var op api.Operation
+	err := c.do(ctx, http.MethodPost, "/v1/stacks/"+url.PathEscape(stack)+"/deploy", nil, req, &op)
+	return op, err
+}
+
+// Delete starts deleting stack and returns the running operation.
+func (c *Client) Delete(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error) {
+	var op api.Operation
+	err := c.do(ctx, http.MethodDelete, "/v1/stacks/"+url.PathEscape(stack), nil, req, &op)
+	return op, err
+}
+
+// Operation returns operation id. With wait > 0 the server holds the request until the
+// operation is no longer running or wait has elapsed.
+func (c *Client) Operation(ctx context.Context, id string, wait time.Duration) (api.Operation, error) {
+	var op api.Operation
+	err := c.do(ctx, http.MethodGet, "/v1/operations/"+url.PathEscape(id), waitQuery(nil, wait), nil, &op)
+	return op, err
+}
+
+// Stack describes one stack, with its parameters, resources and outputs.
+func (c *Client) Stack(ctx context.Context, name string) (api.Stack, error) {
+	var st api.Stack
+	err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(name), nil, nil, &st)
+	return st, err
+}
+
+// Stacks lists every stack's summary.
+func (c *Client) Stacks(ctx context.Context) ([]api.Stack, error) {
+	var body struct {
+		Stacks []api.Stack `json:"stacks"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/stacks", nil, nil, &body)
+	return body.Stacks, err
+}
+
+// Outputs returns a stack's outputs.
+func (c *Client) Outputs(ctx context.Context, name string) ([]api.Output, error) {
+	var body struct {
+		Outputs []api.Output `json:"outputs"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(name)+"/outputs", nil, nil, &body)
+	return body.Outputs, err
+}
+
+// Events returns a stack's events with a sequence number above after. With wait > 0 the
+// server holds the request until there is one or wait has elapsed (then none come back).
+func (c *Client) Events(ctx context.Context, stack string, after int64, wait time.Duration) ([]api.Event, error) {
+	q := url.Values{}
+	if after > 0 {
+		q.Set("after", strconv.FormatInt(after, 10))
+	}
+	var body struct {
+		Events []api.Event `json:"events"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(stack)+"/events", waitQuery(q, wait), nil, &body)
+	return body.Events, err
+}
+
+func waitQuery(q url.Values, wait time.Duration) url.Values {
+	if wait > 0 {
+		if q == nil {
+			q = url.Values{}
+		}
+		q.Set("wait", wait.String())
+	}
+	return q
+}
+
+// do sends body (when not nil) as JSON and decodes a 2xx answer into out, any other into an
+// *api.Error.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body, out any) error {
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("cannot encode the request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return fmt.Errorf("cannot build the request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("cannot read the answer to %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return decodeError(resp.StatusCode, data)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("cannot decode the answer to %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+func decodeError(status int, data []byte) *api.Error {
+	var e api.Error
+	if err := json.Unmarshal(data, &e); err == nil && e.Code != "" {
+		return &e
+	}
+	msg := strings.TrimSpace(string(data))
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return &api.Error{Code: api.CodeInternal, Message: fmt.Sprintf("HTTP %d: %s", status, msg)}
+}
