@@ -79,7 +79,7 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, r *template.Reso
 	path := "Resources." + r.Name
 	p, err := e.reg.Lookup(r.Type)
 	if err != nil {
-		return diag.Diagnostics{diag.Errorf(r.PropertyRange(""), path+".Type", "%s", err.Error())}
+		return diag.Diagnostics{diag.Errorf(r.TypeRange, path+".Type", "%s", err.Error())}
 	}
 	props, diags := r.Properties.Eval(unknownScope{st})
 	if diags.HasErrors() {

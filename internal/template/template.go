@@ -69,7 +69,8 @@ type Resource struct {
 	DependsOn           []string
 	DeletionPolicy      Policy
 	UpdateReplacePolicy Policy
-	Range               diag.Range
+	Range               diag.Range // the resource's logical id
+	TypeRange           diag.Range // its Type value
 	// PropertyRanges locates properties in the source by dotted path below Properties
 	// ("ServiceToken", "Parameters.Size"); the empty key is the Properties key itself.
 	PropertyRanges map[string]diag.Range

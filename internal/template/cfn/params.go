@@ -3,127 +3,243 @@ package cfn
 import (
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
 var paramKeys = map[string]bool{"Type": true, "Default": true, "AllowedValues": true, "AllowedPattern": true,
 	"MinLength": true, "MaxLength": true, "MinValue": true, "MaxValue": true, "NoEcho": true, "Description": true,
-	"ConstraintDescription": true, "Label": true, "AssociationProperty": true, "AssociationPropertyMetadata": true,
-	"Confirm": true, "TextArea": true, "Required": true}
+	"ConstraintDescription": true,
+	// ROS console hints, accepted and ignored.
+	"Label": true, "AssociationProperty": true, "AssociationPropertyMetadata": true, "Confirm": true,
+	"TextArea": true, "Required": true, "Placeholder": true}
+
+// paramKind is how a parameter's text becomes a value.
+type paramKind int
+
+const (
+	pString paramKind = iota
+	pNumber
+	pList // CommaDelimitedList and List<...>: a list of strings
+	pNumberList
+	pBool // ROS
+	pJSON // ROS
+)
+
+// paramType classifies a declared Type; ok is false for types cairn does not support.
+func paramType(d template.Dialect, typ string) (k paramKind, ok bool) {
+	ros := d == template.ROS
+	switch {
+	case typ == "String":
+		return pString, true
+	case typ == "Number":
+		return pNumber, true
+	case typ == "CommaDelimitedList":
+		return pList, true
+	case typ == "List<Number>":
+		return pNumberList, true
+	case ros && typ == "Boolean":
+		return pBool, true
+	case ros && typ == "Json":
+		return pJSON, true
+	case strings.HasPrefix(typ, "AWS::SSM::Parameter::"), strings.HasPrefix(typ, "ALIYUN::OOS::"):
+		return 0, false // the value lives in a parameter store cairn cannot read
+	case strings.HasPrefix(typ, "List<AWS::") && strings.HasSuffix(typ, ">"):
+		return pList, true
+	case strings.HasPrefix(typ, "AWS::"):
+		return pString, true // such as AWS::EC2::KeyPair::KeyName: not checked against the cloud
+	}
+	return 0, false
+}
+
+func typesHelp(d template.Dialect) string {
+	if d == template.ROS {
+		return "String, Number, CommaDelimitedList, List<Number>, Boolean or Json"
+	}
+	return "String, Number, CommaDelimitedList, List<Number>, or an AWS-specific type such as AWS::EC2::KeyPair::KeyName"
+}
 
 // parameters binds the declared parameters to the given values or their defaults and checks
 // their constraints.
 func (p *parser) parameters(sec *node) []*template.Parameter {
-	if sec == nil {
-		return nil
-	}
-	if sec.kind != kMap {
-		p.errf(sec, "Parameters must be a map")
-		return nil
-	}
 	var out []*template.Parameter
-	for i, name := range sec.keys {
-		pn := sec.vals[i]
-		at := &node{rng: sec.keyRange(i), path: pn.path}
-		if pn.kind != kMap {
-			p.errf(pn, "parameter %s must be a map with a Type", name)
-			continue
-		}
-		for j, k := range pn.keys {
-			if !paramKeys[k] {
-				p.errf(pn.vals[j], "unknown parameter attribute %s", k)
+	switch {
+	case sec == nil:
+	case sec.kind != kMap:
+		p.errf(sec, "Parameters must be a map")
+	default:
+		for i, name := range sec.keys {
+			if prm := p.parameter(name, sec.keyRange(i), sec.vals[i]); prm != nil {
+				out = append(out, prm)
 			}
 		}
-		typ, ok := pn.get("Type").str()
-		if !ok {
-			p.errf(pn, "parameter %s needs a Type", name)
-			continue
-		}
-		prm := &template.Parameter{Name: name, Type: typ, Range: at.rng}
-		prm.Description, _ = pn.get("Description").str()
-		if ne, ok := pn.get("NoEcho").str(); ok && strings.EqualFold(ne, "true") {
-			prm.NoEcho = true
-		}
-		raw, given := p.opts.Parameters[name]
-		if !given {
-			raw, given = pn.get("Default").str()
-			if d := pn.get("Default"); d != nil && d.kind == kList { // ROS and YAML authors write list defaults as lists
-				var parts []string
-				for _, e := range d.vals {
-					s, _ := e.str()
-					parts = append(parts, s)
-				}
-				raw, given = strings.Join(parts, ","), true
-			}
-		}
-		switch {
-		case given:
-			prm.Value = p.paramValue(pn, at, name, typ, raw)
-		case p.opts.Validate:
-			prm.Value = cty.DynamicVal
-		default:
-			p.errf(at, "parameter %s has no value: give one with --parameter %s=VALUE or a Default", name, name)
-			prm.Value = cty.DynamicVal
-		}
-		if prm.NoEcho {
-			prm.Value = value.Secret(prm.Value)
-		}
-		p.b.params[name] = prm.Value
-		out = append(out, prm)
 	}
+	var extra []string
 	for name := range p.opts.Parameters {
-		if _, ok := p.b.params[name]; !ok {
-			p.errf(sec, "parameter %s is given but the template does not declare it", name)
+		if sec.index(name) < 0 {
+			extra = append(extra, name)
 		}
+	}
+	slices.Sort(extra)
+	for _, name := range extra {
+		rng, path := diag.Range{Filename: p.file}, "Parameters"
+		if sec != nil {
+			rng = sec.rng
+		}
+		p.diags = p.diags.Append(diag.Errorf(rng, path, "parameter %s is given but the template does not declare it", name))
 	}
 	return out
 }
 
-// paramValue converts and checks one parameter's value. The message never quotes a value,
-// which may be a secret.
-func (p *parser) paramValue(pn, at *node, name, typ, raw string) cty.Value {
-	fail := func(format string, args ...any) cty.Value {
-		msg := "parameter " + name + ": "
-		if cd, ok := pn.get("ConstraintDescription").str(); ok {
-			msg += cd + " ("
-			args = append(args, ")")
-			format += "%s"
-		}
-		p.errf(at, msg+format, args...)
-		return cty.DynamicVal
+func (p *parser) parameter(name string, rng diag.Range, pn *node) *template.Parameter {
+	at := &node{rng: rng, path: pn.path}
+	p.logicalID(name, rng, pn.path)
+	if pn.kind != kMap {
+		p.errf(at, "parameter %s must be a map with a Type", name)
+		return nil
 	}
-	ros := p.dialect == template.ROS
-	isList := typ == "CommaDelimitedList" || strings.HasPrefix(typ, "List<")
-	var items []string
-	if isList {
-		for _, s := range strings.Split(raw, ",") {
-			items = append(items, strings.TrimSpace(s))
+	for j, k := range pn.keys {
+		if !paramKeys[k] {
+			p.diags = p.diags.Append(diag.Errorf(pn.keyRange(j), pn.vals[j].path, "unknown parameter attribute %s", k))
 		}
-		if raw == "" {
-			items = nil
-		}
-	} else {
-		items = []string{raw}
 	}
-	numeric := typ == "Number" || typ == "List<Number>"
-	for _, it := range items {
-		if numeric {
-			if _, _, err := big.ParseFloat(it, 10, 512, big.ToNearestEven); err != nil {
-				return fail("must be a number")
+	tn := pn.get("Type")
+	if tn == nil {
+		p.errf(at, "parameter %s needs a Type", name)
+		return nil
+	}
+	typ, _ := tn.str()
+	kind, ok := paramType(p.b.dialect, typ)
+	if !ok {
+		p.errf(tn, "parameter %s: unsupported Type %q: use %s", name, typ, typesHelp(p.b.dialect))
+		return nil
+	}
+	prm := &template.Parameter{Name: name, Type: typ, Range: rng}
+	if d := pn.get("Description"); d != nil {
+		prm.Description = p.text(d, "Description")
+	}
+	if ne, ok := pn.get("NoEcho").str(); ok && strings.EqualFold(ne, "true") {
+		prm.NoEcho = true
+	}
+	p.checkConstraints(pn)
+	raw, given := p.opts.Parameters[name]
+	def := pn.get("Default")
+	switch {
+	case given:
+		prm.Value = p.paramValue(pn, at, kind, raw)
+	case def != nil && kind == pJSON && (def.kind == kMap || def.kind == kList):
+		// ROS writes a Json default as the value itself.
+		ev := &evaluator{b: p.b}
+		prm.Value = ev.eval(def)
+		p.diags = p.diags.Append(ev.diags)
+	case def != nil && def.kind == kList:
+		// A list default written as a list rather than as "a,b".
+		var parts []string
+		for _, e := range def.vals {
+			s, ok := e.str()
+			if !ok {
+				p.errf(e, "the Default of a list parameter must be a list of strings")
+			}
+			parts = append(parts, s)
+		}
+		prm.Value = p.paramValue(pn, at, kind, strings.Join(parts, ","))
+	case def != nil:
+		s, ok := def.str()
+		if !ok {
+			p.errf(def, "the Default of parameter %s must be a string", name)
+		}
+		prm.Value = p.paramValue(pn, at, kind, s)
+	case p.opts.Validate:
+		prm.Value = unknownOf(p.b.dialect, kind)
+	default:
+		p.errf(at, "parameter %s has no value: give one with --parameter %s=VALUE or a Default", name, name)
+		prm.Value = unknownOf(p.b.dialect, kind)
+	}
+	if prm.NoEcho {
+		prm.Value = value.Secret(prm.Value)
+	}
+	p.b.params[name] = prm.Value
+	return prm
+}
+
+// unknownOf is the value of a parameter that has none yet.
+func unknownOf(d template.Dialect, k paramKind) cty.Value {
+	switch {
+	case k == pString, d == template.CloudFormation && k == pNumber:
+		return cty.UnknownVal(cty.String)
+	case k == pNumber:
+		return cty.UnknownVal(cty.Number)
+	case k == pBool:
+		return cty.UnknownVal(cty.Bool)
+	}
+	return cty.DynamicVal
+}
+
+// checkConstraints checks the constraint attributes themselves.
+func (p *parser) checkConstraints(pn *node) {
+	if av := pn.get("AllowedValues"); av != nil && av.kind != kList {
+		p.errf(av, "AllowedValues must be a list")
+	}
+	if n := pn.get("AllowedPattern"); n != nil {
+		if s, ok := n.str(); !ok {
+			p.errf(n, "AllowedPattern must be a string")
+		} else if _, err := regexp.Compile(s); err != nil {
+			p.errf(n, "invalid AllowedPattern: %s", err)
+		}
+	}
+	for _, k := range []string{"MinLength", "MaxLength", "MinValue", "MaxValue"} {
+		if n := pn.get(k); n != nil {
+			if s, _ := n.str(); !isNumber(s) {
+				p.errf(n, "%s must be a number", k)
 			}
 		}
-		if errMsg := p.constraints(pn, it, numeric); errMsg != "" {
-			return fail("%s", errMsg)
+	}
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil
+}
+
+// paramValue converts and checks one parameter's text. Messages never quote the value,
+// which may be a secret.
+func (p *parser) paramValue(pn, at *node, kind paramKind, raw string) cty.Value {
+	name := pn.path[strings.LastIndexByte(pn.path, '.')+1:]
+	fail := func(msg string) cty.Value {
+		if cd, ok := pn.get("ConstraintDescription").str(); ok && cd != "" {
+			msg = cd + " (" + msg + ")"
+		}
+		p.errf(at, "parameter %s: %s", name, msg)
+		return unknownOf(p.b.dialect, kind)
+	}
+	items := []string{raw}
+	if kind == pList || kind == pNumberList {
+		items = nil
+		if raw != "" {
+			for _, s := range strings.Split(raw, ",") {
+				items = append(items, strings.TrimSpace(s))
+			}
 		}
 	}
+	numeric := kind == pNumber || kind == pNumberList
+	for _, it := range items {
+		if numeric && !isNumber(it) {
+			return fail("must be a number")
+		}
+		if msg := constraint(pn, it, numeric); msg != "" {
+			return fail(msg)
+		}
+	}
+	ros := p.b.dialect == template.ROS
 	switch {
-	case isList:
+	case kind == pList || kind == pNumberList:
 		if len(items) == 0 {
 			return cty.EmptyTupleVal
 		}
@@ -132,79 +248,63 @@ func (p *parser) paramValue(pn, at *node, name, typ, raw string) cty.Value {
 			vals[i] = cty.StringVal(it)
 		}
 		return cty.TupleVal(vals)
-	case ros && typ == "Number":
-		f, _, _ := big.ParseFloat(raw, 10, 512, big.ToNearestEven)
+	case ros && kind == pNumber:
+		f, _, _ := big.ParseFloat(strings.TrimSpace(raw), 10, 512, big.ToNearestEven)
 		return cty.NumberVal(f)
-	case ros && typ == "Boolean":
+	case kind == pBool:
 		b, err := strconv.ParseBool(raw)
 		if err != nil {
 			return fail("must be true or false")
 		}
 		return cty.BoolVal(b)
-	case ros && typ == "Json":
-		v, err := jsonValue(raw)
+	case kind == pJSON:
+		v, err := value.FromJSON([]byte(raw))
 		if err != nil {
-			return fail("must be JSON: %s", err)
+			return fail("must be JSON")
 		}
 		return v
 	}
 	return cty.StringVal(raw)
 }
 
-// constraints checks AllowedValues, AllowedPattern, lengths and bounds; it returns what is
-// wrong, or "".
-func (p *parser) constraints(pn *node, v string, numeric bool) string {
+// constraint checks AllowedValues, AllowedPattern, MinLength/MaxLength and, for numbers,
+// MinValue/MaxValue; it returns what is wrong, naming the constraint, or "".
+func constraint(pn *node, v string, numeric bool) string {
 	if av := pn.get("AllowedValues"); av != nil && av.kind == kList {
 		var allowed []string
 		for _, a := range av.vals {
 			s, _ := a.str()
 			allowed = append(allowed, s)
 		}
-		found := false
-		for _, a := range allowed {
-			found = found || a == v
-		}
-		if !found {
+		if !slices.Contains(allowed, v) {
 			return "must be one of the AllowedValues [" + strings.Join(allowed, ", ") + "]"
 		}
 	}
 	if pat, ok := pn.get("AllowedPattern").str(); ok {
-		re, err := regexp.Compile("^(?:" + pat + ")$")
-		if err != nil {
-			p.errf(pn.get("AllowedPattern"), "invalid AllowedPattern: %s", err)
-		} else if !re.MatchString(v) {
+		if re, err := regexp.Compile("^(?:" + pat + ")$"); err == nil && !re.MatchString(v) {
 			return "must match the AllowedPattern " + pat
 		}
 	}
-	bound := func(key string, check func(float64) bool, what string) string {
-		if s, ok := pn.get(key).str(); ok {
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				p.errf(pn.get(key), "%s must be a number", key)
-			} else if !check(f) {
-				return what + " " + s
-			}
-		}
-		return ""
-	}
 	n := float64(len([]rune(v)))
-	for _, c := range []string{
-		bound("MinLength", func(f float64) bool { return n >= f }, "must be at least as long as MinLength"),
-		bound("MaxLength", func(f float64) bool { return n <= f }, "must be at most as long as MaxLength"),
-	} {
-		if c != "" {
-			return c
-		}
+	x, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	checks := []struct {
+		key     string
+		applies bool
+		ok      func(limit float64) bool
+		msg     string
+	}{
+		{"MinLength", !numeric, func(l float64) bool { return n >= l }, "must be at least MinLength %s characters long"},
+		{"MaxLength", !numeric, func(l float64) bool { return n <= l }, "must be at most MaxLength %s characters long"},
+		{"MinValue", numeric, func(l float64) bool { return x >= l }, "must be at least MinValue %s"},
+		{"MaxValue", numeric, func(l float64) bool { return x <= l }, "must be at most MaxValue %s"},
 	}
-	if numeric {
-		x, _ := strconv.ParseFloat(v, 64)
-		for _, c := range []string{
-			bound("MinValue", func(f float64) bool { return x >= f }, "must be at least MinValue"),
-			bound("MaxValue", func(f float64) bool { return x <= f }, "must be at most MaxValue"),
-		} {
-			if c != "" {
-				return c
-			}
+	for _, c := range checks {
+		s, ok := pn.get(c.key).str()
+		if !ok || !c.applies || !isNumber(s) {
+			continue
+		}
+		if limit, _ := strconv.ParseFloat(strings.TrimSpace(s), 64); !c.ok(limit) {
+			return strings.Replace(c.msg, "%s", s, 1)
 		}
 	}
 	return ""

@@ -2,364 +2,247 @@ package cfn
 
 import (
 	"fmt"
-	"regexp"
-	"sort"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 	"gopkg.in/yaml.v3"
 
-	"github.com/cairn-dev/cairn/internal/dag"
 	"github.com/cairn-dev/cairn/internal/diag"
-	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/value"
 )
 
-// Options bind a template to a stack.
-type Options struct {
-	Parameters                            map[string]string // values given by the user, all strings as in CloudFormation
-	StackName, StackID, Region, AccountID string
-	// Validate makes a parameter with neither value nor Default an unknown value instead of an
-	// error, so a template can be checked without its parameter values.
-	Validate bool
+// kind of an AST node.
+type kind int
+
+const (
+	kScalar kind = iota
+	kMap
+	kList
+	kFunc // an intrinsic function call: {"Fn::X": arg}, {"Ref": x} or a short tag
+)
+
+// node is a template value with its position and path.
+type node struct {
+	kind  kind
+	lit   cty.Value    // kScalar
+	text  string       // kScalar: as written
+	keys  []string     // kMap, in source order
+	krngs []diag.Range // kMap: where each key is written
+	vals  []*node      // kMap values by keys, kList elements
+	fn    string       // kFunc: "Ref", "Condition", "Fn::Join", ...
+	arg   *node        // kFunc
+	rng   diag.Range
+	path  string
 }
 
-// Detect reports the template's dialect, or false when src is not a CloudFormation or ROS
-// template.
-func Detect(src []byte) (template.Dialect, bool) {
+// index returns the position of key in a map node, or -1.
+func (n *node) index(key string) int {
+	if n == nil || n.kind != kMap {
+		return -1
+	}
+	for i, k := range n.keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// get returns the value of key in a map node.
+func (n *node) get(key string) *node {
+	if n == nil || n.kind != kMap {
+		return nil
+	}
+	for i, k := range n.keys {
+		if k == key {
+			return n.vals[i]
+		}
+	}
+	return nil
+}
+
+// mapKeys returns the keys of a map node (none for anything else).
+func (n *node) mapKeys() []string {
+	if n == nil || n.kind != kMap {
+		return nil
+	}
+	return n.keys
+}
+
+// keyRange returns where key i of a map node is written: where a person looks for a named
+// parameter, resource or output.
+func (n *node) keyRange(i int) diag.Range {
+	if i < len(n.krngs) {
+		return n.krngs[i]
+	}
+	return n.rng
+}
+
+// keyRangeOf returns where key is written in a map node, or the node's range.
+func (n *node) keyRangeOf(key string) diag.Range {
+	if i := n.index(key); i >= 0 {
+		return n.keyRange(i)
+	}
+	return n.rng
+}
+
+// isString reports whether n is a literal string.
+func (n *node) isString() bool {
+	return n != nil && n.kind == kScalar && !n.lit.IsNull() && n.lit.Type() == cty.String
+}
+
+// str returns a scalar's text (a number as written, a boolean as true or false), and whether
+// n is a scalar other than null.
+func (n *node) str() (string, bool) {
+	if n == nil || n.kind != kScalar || n.lit.IsNull() {
+		return "", false
+	}
+	switch n.lit.Type() {
+	case cty.String:
+		return n.lit.AsString(), true
+	case cty.Number:
+		if n.text != "" {
+			return n.text, true // "1.50" stays "1.50" as a parameter value
+		}
+		return value.FormatNumber(n.lit.AsBigFloat()), true
+	case cty.Bool:
+		return strconv.FormatBool(n.lit.True()), true
+	}
+	return "", false
+}
+
+func child(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// decoder turns yaml nodes into AST nodes, collecting diagnostics.
+type decoder struct {
+	file  string
+	diags diag.Diagnostics
+}
+
+func (d *decoder) rng(y *yaml.Node) diag.Range {
+	return diag.Range{Filename: d.file, Line: y.Line, Column: y.Column}
+}
+
+func (d *decoder) errf(y *yaml.Node, path, format string, args ...any) {
+	d.diags = d.diags.Append(diag.Errorf(d.rng(y), path, format, args...))
+}
+
+// parseDocument decodes JSON or YAML source to an AST.
+func (d *decoder) parseDocument(src []byte) *node {
+	if t := strings.TrimSpace(string(src)); strings.HasPrefix(t, "{") {
+		// JSON allows tabs where YAML does not; in JSON a raw tab can only be white space.
+		src = []byte(strings.ReplaceAll(string(src), "\t", " "))
+	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		// Let Parse report the syntax error if it looks like a template at all.
-		s := string(src)
-		if strings.Contains(s, "ROSTemplateFormatVersion") {
-			return template.ROS, true
-		}
-		return template.CloudFormation, strings.Contains(s, "Resources") || strings.Contains(s, "AWSTemplateFormatVersion")
-	}
-	found := false
-	for i := 0; i < len(doc.Content[0].Content); i += 2 {
-		switch doc.Content[0].Content[i].Value {
-		case "ROSTemplateFormatVersion":
-			return template.ROS, true
-		case "AWSTemplateFormatVersion", "Resources":
-			found = true
-		}
-	}
-	return template.CloudFormation, found
-}
-
-var sections = map[string]bool{"AWSTemplateFormatVersion": true, "ROSTemplateFormatVersion": true, "Description": true,
-	"Metadata": true, "Parameters": true, "Mappings": true, "Conditions": true, "Resources": true, "Outputs": true,
-	"Transform": true, "Rules": true, "Workspace": true, "Locals": true}
-
-var resourceKeys = map[string]bool{"Type": true, "Properties": true, "DependsOn": true, "Condition": true,
-	"DeletionPolicy": true, "UpdateReplacePolicy": true, "Metadata": true, "CreationPolicy": true, "UpdatePolicy": true,
-	"Description": true}
-
-var (
-	cfnLogicalID = regexp.MustCompile(`^[A-Za-z0-9]+$`)
-	rosLogicalID = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-)
-
-// parser carries one Parse call.
-type parser struct {
-	decoder
-	opts    Options
-	dialect template.Dialect
-	b       *binding
-}
-
-// Parse parses and binds a template. It reports every problem it finds, not only the first;
-// the Stack is nil when any is an error.
-func Parse(filename string, src []byte, opts Options) (*template.Stack, diag.Diagnostics) {
-	p := &parser{decoder: decoder{file: filename}, opts: opts}
-	root := p.parseDocument(src)
-	if root == nil {
-		return nil, p.diags
-	}
-	if root.kind != kMap {
-		return nil, p.diags.Append(diag.Errorf(root.rng, "", "a template must be a map of sections"))
-	}
-	p.dialect, _ = Detect(src)
-	for i, k := range root.keys {
-		if !sections[k] {
-			p.diags = p.diags.Append(diag.Errorf(root.keyRange(i), k, "unknown template section %s", k))
-		}
-	}
-	st := &template.Stack{Dialect: p.dialect}
-	if d, ok := root.get("Description").str(); ok {
-		st.Description = d
-	}
-	p.b = &binding{params: map[string]cty.Value{}, pseudo: p.pseudo(), mappings: root.get("Mappings"),
-		condNodes: map[string]*node{}, conds: map[string]cty.Value{}, deciding: map[string]bool{},
-		resources: map[string]bool{}, excluded: map[string]string{}}
-	st.Parameters = p.parameters(root.get("Parameters"))
-	p.conditions(root.get("Conditions"))
-	st.Resources = p.resources(root.get("Resources"))
-	st.Outputs = p.outputs(root.get("Outputs"))
-	p.dependencies(st)
-	if p.diags.HasErrors() {
-		return nil, p.diags
-	}
-	return st, p.diags
-}
-
-func (p *parser) errf(n *node, format string, args ...any) {
-	p.diags = p.diags.Append(diag.Errorf(n.rng, n.path, format, args...))
-}
-
-func (p *parser) pseudo() map[string]cty.Value {
-	partition := "aws"
-	if strings.HasPrefix(p.opts.Region, "cn-") {
-		partition = "aws-cn"
-	}
-	o := p.opts
-	return map[string]cty.Value{
-		"AWS::StackName": cty.StringVal(o.StackName), "AWS::StackId": cty.StringVal(o.StackID),
-		"AWS::Region": cty.StringVal(o.Region), "AWS::AccountId": cty.StringVal(o.AccountID),
-		"AWS::Partition": cty.StringVal(partition), "AWS::URLSuffix": cty.StringVal("amazonaws.com"),
-		"AWS::NotificationARNs": cty.EmptyTupleVal,
-		"ALIYUN::StackName":     cty.StringVal(o.StackName), "ALIYUN::StackId": cty.StringVal(o.StackID),
-		"ALIYUN::Region": cty.StringVal(o.Region), "ALIYUN::AccountId": cty.StringVal(o.AccountID),
-		"ALIYUN::TenantId": cty.StringVal(o.AccountID),
-	}
-}
-
-// conditions records the declared conditions and decides each.
-func (p *parser) conditions(sec *node) {
-	if sec == nil {
-		return
-	}
-	if sec.kind != kMap {
-		p.errf(sec, "Conditions must be a map")
-		return
-	}
-	for i, k := range sec.keys {
-		p.b.condNodes[k] = sec.vals[i]
-	}
-	ev := &evaluator{b: p.b}
-	for _, k := range sec.keys {
-		p.b.decide(ev, sec.get(k), k)
-	}
-	p.diags = p.diags.Append(ev.diags)
-}
-
-// conditionOf returns the value of a resource's or output's Condition attribute (true when
-// absent).
-func (p *parser) conditionOf(n *node) (cty.Value, string) {
-	c := n.get("Condition")
-	if c == nil {
-		return cty.True, ""
-	}
-	name, ok := c.str()
-	if !ok {
-		p.errf(c, "Condition must be the name of a condition")
-		return cty.True, ""
-	}
-	ev := &evaluator{b: p.b}
-	v := p.b.decide(ev, c, name)
-	p.diags = p.diags.Append(ev.diags)
-	return v, name
-}
-
-func (p *parser) resources(sec *node) []*template.Resource {
-	if sec == nil || (sec.kind == kMap && len(sec.keys) == 0) {
-		at := sec
-		if at == nil {
-			at = &node{rng: diag.Range{Filename: p.file}}
-		}
-		p.diags = p.diags.Append(diag.Errorf(at.rng, "Resources", "a template needs at least one resource in Resources"))
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		d.diags = d.diags.Append(d.syntaxError(err))
 		return nil
 	}
-	if sec.kind != kMap {
-		p.errf(sec, "Resources must be a map")
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		d.diags = d.diags.Append(diag.Errorf(diag.Range{Filename: d.file}, "", "template is empty"))
 		return nil
 	}
-	idRule := cfnLogicalID
-	if p.dialect == template.ROS {
-		idRule = rosLogicalID
-	}
-	var out []*template.Resource
-	for i, name := range sec.keys {
-		rn := sec.vals[i]
-		if !idRule.MatchString(name) {
-			p.errf(rn, "invalid logical id %q: use letters and digits only%s", name, map[bool]string{true: ", '_' and '-'"}[p.dialect == template.ROS])
-		}
-		if rn.kind != kMap {
-			p.errf(rn, "a resource must be a map with Type and Properties")
-			continue
-		}
-		for j, k := range rn.keys {
-			if !resourceKeys[k] {
-				p.errf(rn.vals[j], "unknown resource attribute %s", k)
+	return d.convert(doc.Content[0], "")
+}
+
+// syntaxError turns a yaml.v3 error ("yaml: line 3: ...") into a diagnostic at that line.
+// yaml.v3 counts lines from 0 in its parser errors ("did not find expected ...") and from 1
+// in its scanner errors.
+func (d *decoder) syntaxError(err error) diag.Diagnostic {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, after, ok := strings.Cut(rest, ": "); ok {
+			if l, err := strconv.Atoi(n); err == nil {
+				line, msg = l, after
+				if strings.HasPrefix(msg, "did not find expected") {
+					line++
+				}
 			}
 		}
-		if c, cname := p.conditionOf(rn); c.IsKnown() && c.Type() == cty.Bool && c.False() {
-			p.b.excluded[name] = cname
-			continue
-		}
-		p.b.resources[name] = true
-		r := &template.Resource{Name: name, Range: sec.keyRange(i), PropertyRanges: map[string]diag.Range{},
-			DeletionPolicy: p.policy(rn.get("DeletionPolicy")), UpdateReplacePolicy: p.policy(rn.get("UpdateReplacePolicy"))}
-		if t, ok := rn.get("Type").str(); ok && t != "" {
-			r.Type = t
-			r.PropertyRanges[""] = rn.get("Type").rng
-		} else {
-			at := rn.get("Type")
-			if at == nil {
-				at = &node{rng: r.Range, path: rn.path}
-			}
-			p.errf(at, "resource %s needs a Type", name)
-		}
-		props := rn.get("Properties")
-		switch {
-		case props == nil:
-			r.Properties = template.Const(cty.EmptyObjectVal)
-		case props.kind != kMap && props.kind != kFunc:
-			p.errf(props, "Properties must be a map")
-			r.Properties = template.Const(cty.EmptyObjectVal)
-		default:
-			r.Properties = expr{n: props, b: p.b}
-			r.PropertyRanges[""] = props.rng
-			for j, k := range props.keys {
-				p.ranges(r.PropertyRanges, k, props.vals[j])
-			}
-		}
-		r.DependsOn = p.dependsOn(rn.get("DependsOn"))
-		out = append(out, r)
 	}
-	return out
+	return diag.Errorf(diag.Range{Filename: d.file, Line: line}, "", "invalid template syntax: %s", msg)
 }
 
-// ranges records where each property below Properties is written.
-func (p *parser) ranges(m map[string]diag.Range, path string, n *node) {
-	m[path] = n.rng
-	switch n.kind {
-	case kMap:
-		for i, k := range n.keys {
-			p.ranges(m, path+"."+k, n.vals[i])
+func (d *decoder) convert(y *yaml.Node, path string) *node {
+	if y.Kind == yaml.AliasNode {
+		return d.convert(y.Alias, path)
+	}
+	n := &node{rng: d.rng(y), path: path}
+	if short := y.Tag; strings.HasPrefix(short, "!") && !strings.HasPrefix(short, "!!") {
+		fn := "Fn::" + short[1:]
+		if short == "!Ref" || short == "!Condition" {
+			fn = short[1:]
 		}
-	case kList:
-		for i, c := range n.vals {
-			p.ranges(m, fmt.Sprintf("%s[%d]", path, i), c)
+		inner := *y
+		inner.Tag = ""
+		if y.Kind == yaml.ScalarNode {
+			inner.Tag = "!!str"
 		}
+		n.kind, n.fn = kFunc, fn
+		n.arg = d.convert(&inner, child(path, fn))
+		return n
 	}
-}
-
-func (p *parser) policy(n *node) template.Policy {
-	if n == nil {
-		return template.Delete
-	}
-	s, _ := n.str()
-	switch template.Policy(s) {
-	case template.Delete, template.Retain, template.Snapshot:
-		return template.Policy(s)
-	case "RetainExceptOnCreate":
-		return template.Retain
-	}
-	p.errf(n, "invalid policy %q: use Delete, Retain or Snapshot", s)
-	return template.Delete
-}
-
-func (p *parser) dependsOn(n *node) []string {
-	if n == nil {
-		return nil
-	}
-	items := []*node{n}
-	if n.kind == kList {
-		items = n.vals
-	}
-	var out []string
-	for _, it := range items {
-		s, ok := it.str()
-		if !ok || it.kind != kScalar {
-			p.errf(it, "DependsOn takes a resource's logical id or a list of them")
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func (p *parser) outputs(sec *node) []*template.Output {
-	if sec == nil {
-		return nil
-	}
-	if sec.kind != kMap {
-		p.errf(sec, "Outputs must be a map")
-		return nil
-	}
-	var out []*template.Output
-	for i, name := range sec.keys {
-		on := sec.vals[i]
-		if on.kind != kMap || on.get("Value") == nil {
-			p.errf(on, "output %s needs a Value", name)
-			continue
-		}
-		if c, _ := p.conditionOf(on); c.IsKnown() && c.Type() == cty.Bool && c.False() {
-			continue
-		}
-		o := &template.Output{Name: name, Value: expr{n: on.get("Value"), b: p.b}, Range: sec.keyRange(i)}
-		o.Description, _ = on.get("Description").str()
-		out = append(out, o)
-	}
-	return out
-}
-
-// recorder is the scope of the check pass: every resource is unknown, and references are
-// recorded as dependencies.
-type recorder struct {
-	st   *template.Stack
-	refs map[string]bool
-}
-
-func (r *recorder) Resource(name string) (template.ResourceValue, bool) {
-	if r.st.Resource(name) == nil {
-		return template.ResourceValue{}, false
-	}
-	r.refs[name] = true
-	return template.UnknownResource, true
-}
-
-// dependencies evaluates every expression once against unknown resources, which checks each
-// function's arguments and finds each resource's references, then rejects cycles.
-func (p *parser) dependencies(st *template.Stack) {
-	g := dag.New()
-	for _, r := range st.Resources {
-		rec := &recorder{st: st, refs: map[string]bool{}}
-		_, ds := r.Properties.Eval(rec)
-		p.diags = p.diags.Append(ds)
-		for _, d := range r.DependsOn {
-			if st.Resource(d) == nil {
-				p.diags = p.diags.Append(diag.Errorf(r.Range, "Resources."+r.Name+".DependsOn",
-					"DependsOn names %s, which is not a resource of this template%s", d, excludedNote(p.b, d)))
+	switch y.Kind {
+	case yaml.MappingNode:
+		n.kind = kMap
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(y.Content); i += 2 {
+			k := y.Content[i].Value
+			if seen[k] {
+				d.errf(y.Content[i], child(path, k), "duplicate key %q", k)
 				continue
 			}
-			rec.refs[d] = true
+			seen[k] = true
+			n.keys = append(n.keys, k)
+			n.krngs = append(n.krngs, d.rng(y.Content[i]))
+			n.vals = append(n.vals, d.convert(y.Content[i+1], child(path, k)))
 		}
-		if rec.refs[r.Name] {
-			p.diags = p.diags.Append(diag.Errorf(r.Range, "Resources."+r.Name, "dependency cycle: %s -> %s", r.Name, r.Name))
-			delete(rec.refs, r.Name)
+		// {"Condition": name} is a function only where a condition is expected (see cond): a
+		// property or an IAM statement may well have a single key called Condition.
+		if len(n.keys) == 1 && (n.keys[0] == "Ref" || strings.HasPrefix(n.keys[0], "Fn::")) {
+			return &node{kind: kFunc, fn: n.keys[0], arg: n.vals[0], rng: n.rng, path: path}
 		}
-		r.DependsOn = r.DependsOn[:0]
-		for d := range rec.refs {
-			r.DependsOn = append(r.DependsOn, d)
+	case yaml.SequenceNode:
+		n.kind = kList
+		for i, c := range y.Content {
+			n.vals = append(n.vals, d.convert(c, fmt.Sprintf("%s[%d]", path, i)))
 		}
-		sort.Strings(r.DependsOn)
-		g.Add(r.Name, r.DependsOn...)
+	case yaml.ScalarNode:
+		n.kind = kScalar
+		n.lit, n.text = d.scalar(y, path), y.Value
+	default:
+		d.errf(y, path, "unsupported value")
+		n.lit = cty.NullVal(cty.DynamicPseudoType)
 	}
-	for _, o := range st.Outputs {
-		_, ds := o.Value.Eval(&recorder{st: st, refs: map[string]bool{}})
-		p.diags = p.diags.Append(ds)
-	}
-	if cycle := g.Cycle(); cycle != nil {
-		r := st.Resource(cycle[0])
-		p.diags = p.diags.Append(diag.Errorf(r.Range, "Resources."+r.Name, "%s", (&dag.CycleError{Path: cycle}).Error()))
-	}
+	return n
 }
 
-func excludedNote(b *binding, name string) string {
-	if c, ok := b.excluded[name]; ok {
-		return " (it is left out because its condition " + c + " is false)"
+func (d *decoder) scalar(y *yaml.Node, path string) cty.Value {
+	switch y.ShortTag() {
+	case "!!null":
+		return cty.NullVal(cty.DynamicPseudoType)
+	case "!!bool":
+		var b bool
+		if err := y.Decode(&b); err == nil {
+			return cty.BoolVal(b)
+		}
+	case "!!int", "!!float":
+		s := strings.ReplaceAll(y.Value, "_", "")
+		if f, _, err := big.ParseFloat(s, 0, 512, big.ToNearestEven); err == nil {
+			return cty.NumberVal(f)
+		}
+		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return cty.NumberIntVal(i)
+		}
+		d.errf(y, path, "invalid number %q", y.Value)
 	}
-	return ""
+	return cty.StringVal(y.Value)
 }
