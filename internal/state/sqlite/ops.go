@@ -12,7 +12,7 @@ import (
 
 const opCols = `id, stack, kind, status, status_reason, request, owner, lease_expires, started_at, ended_at`
 
-func scanOp(sc interface{ Scan(...any) error }) (state.Operation, error) {
+func scanOp(sc scanner) (state.Operation, error) {
 	var op state.Operation
 	var l, s, e int64
 	err := sc.Scan(&op.ID, &op.Stack, &op.Kind, &op.Status, &op.StatusReason, &op.Request, &op.Owner, &l, &s, &e)
@@ -24,117 +24,131 @@ func busy(op state.Operation) *state.BusyError {
 	return &state.BusyError{Stack: op.Stack, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
 }
 
+// StartOperation inserts op as Running. The check for a running operation and the insert
+// share one write transaction, and one_running_operation_per_stack backs them up.
 func (s *Store) StartOperation(ctx context.Context, op state.Operation) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		cur, err := scanOp(tx.QueryRow(`SELECT `+opCols+` FROM operations WHERE stack = ? AND status = 'running'`, op.Stack))
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		cur, err := scanOp(tx.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE stack = ? AND status = 'running'`,
+			op.Stack))
 		switch {
 		case err == nil:
 			return busy(cur)
 		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("cannot start operation: %w", err)
+			return err
 		}
-		if _, err := tx.Exec(`INSERT INTO operations (`+opCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			op.ID, op.Stack, op.Kind, state.Running, op.StatusReason, op.Request, op.Owner, ms(op.LeaseExpires), ms(op.StartedAt), 0); err != nil {
-			return fmt.Errorf("cannot start operation: %w", err)
-		}
-		if _, err := tx.Exec(`UPDATE stacks SET operation = ? WHERE name = ?`, op.ID, op.Stack); err != nil {
-			return fmt.Errorf("cannot start operation: %w", err)
-		}
-		return nil
+		_, err = tx.ExecContext(ctx, `INSERT INTO operations (`+opCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+			op.ID, op.Stack, op.Kind, state.Running, op.StatusReason, op.Request, op.Owner, ms(op.LeaseExpires),
+			ms(op.StartedAt))
+		return err
 	})
+	var b *state.BusyError
+	if err != nil && !errors.As(err, &b) {
+		return fmt.Errorf("cannot start operation %s on stack %s: %w", op.ID, op.Stack, err)
+	}
+	return err
 }
 
+// ClaimOperation compares the lease with time.Now. Claiming an operation that is no longer
+// running fails with an error that is not a *state.BusyError.
 func (s *Store) ClaimOperation(ctx context.Context, id, owner string, leaseExpires time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		op, err := scanOp(tx.QueryRow(`SELECT `+opCols+` FROM operations WHERE id = ?`, id))
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		op, err := scanOp(tx.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ?`, id))
 		if err != nil {
-			return notFound(err, "operation "+id)
+			return noRow(err)
 		}
 		if op.Status != state.Running {
-			return fmt.Errorf("operation %s is %s: %w", id, op.Status, state.ErrNotFound)
+			return fmt.Errorf("it is %s", op.Status)
 		}
 		if op.Owner != owner && time.Now().Before(op.LeaseExpires) {
 			return busy(op)
 		}
-		_, err = tx.Exec(`UPDATE operations SET owner = ?, lease_expires = ? WHERE id = ?`, owner, ms(leaseExpires), id)
+		_, err = tx.ExecContext(ctx, `UPDATE operations SET owner = ?, lease_expires = ? WHERE id = ?`,
+			owner, ms(leaseExpires), id)
 		return err
 	})
+	var b *state.BusyError
+	if err != nil && !errors.As(err, &b) {
+		return fmt.Errorf("cannot claim operation %s: %w", id, err)
+	}
+	return err
 }
 
+// FinishOperation ends a running operation; status must be Succeeded or Failed. Finishing an
+// operation that already ended is an error and changes nothing.
 func (s *Store) FinishOperation(ctx context.Context, id, status, reason string, at time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		var stack string
-		if err := tx.QueryRow(`SELECT stack FROM operations WHERE id = ?`, id).Scan(&stack); err != nil {
-			return notFound(err, "operation "+id)
+	if status != state.Succeeded && status != state.Failed {
+		return fmt.Errorf("cannot finish operation %s as %q: want %s or %s", id, status, state.Succeeded, state.Failed)
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var cur string
+		if err := tx.QueryRowContext(ctx, `SELECT status FROM operations WHERE id = ?`, id).Scan(&cur); err != nil {
+			return noRow(err)
 		}
-		if _, err := tx.Exec(`UPDATE operations SET status = ?, status_reason = ?, ended_at = ? WHERE id = ?`, status, reason, ms(at), id); err != nil {
-			return fmt.Errorf("cannot finish operation %s: %w", id, err)
+		if cur != state.Running {
+			return fmt.Errorf("it is already %s", cur)
 		}
-		_, err := tx.Exec(`UPDATE stacks SET operation = '' WHERE name = ? AND operation = ?`, stack, id)
+		_, err := tx.ExecContext(ctx, `UPDATE operations SET status = ?, status_reason = ?, ended_at = ? WHERE id = ?`,
+			status, reason, ms(at), id)
 		return err
 	})
+	if err != nil {
+		return fmt.Errorf("cannot finish operation %s: %w", id, err)
+	}
+	return nil
 }
 
 func (s *Store) GetOperation(ctx context.Context, id string) (state.Operation, error) {
 	op, err := scanOp(s.r.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ?`, id))
 	if err != nil {
-		return state.Operation{}, notFound(err, "operation "+id)
+		return state.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, noRow(err))
 	}
 	return op, nil
 }
 
+// ListRunningOperations lists running operations, oldest first.
 func (s *Store) ListRunningOperations(ctx context.Context) ([]state.Operation, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+opCols+` FROM operations WHERE status = 'running' ORDER BY started_at`)
+	out, err := list(ctx, s.r, scanOp, `SELECT `+opCols+` FROM operations WHERE status = 'running' ORDER BY started_at, id`)
 	if err != nil {
-		return nil, fmt.Errorf("cannot list operations: %w", err)
+		return nil, fmt.Errorf("cannot list running operations: %w", err)
 	}
-	defer rows.Close()
-	var out []state.Operation
-	for rows.Next() {
-		op, err := scanOp(rows)
-		if err != nil {
-			return nil, fmt.Errorf("cannot list operations: %w", err)
-		}
-		out = append(out, op)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-// Events
-
 func (s *Store) AppendEvent(ctx context.Context, e state.Event) (int64, error) {
-	res, err := s.st.event.ExecContext(ctx, e.Stack, e.Operation, e.LogicalID, e.PhysicalID, e.Type, e.Status, e.Reason, ms(e.At))
+	res, err := s.st.event.ExecContext(ctx, e.Stack, e.Operation, e.LogicalID, e.PhysicalID, e.Type, e.Status, e.Reason,
+		ms(e.At))
 	if err != nil {
-		return 0, fmt.Errorf("cannot append event: %w", err)
+		return 0, fmt.Errorf("cannot append event of stack %s: %w", e.Stack, err)
 	}
-	return res.LastInsertId()
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("cannot append event of stack %s: %w", e.Stack, err)
+	}
+	return seq, nil
+}
+
+func scanEvent(sc scanner) (state.Event, error) {
+	var e state.Event
+	var at int64
+	err := sc.Scan(&e.Seq, &e.Stack, &e.Operation, &e.LogicalID, &e.PhysicalID, &e.Type, &e.Status, &e.Reason, &at)
+	e.At = tm(at)
+	return e, err
 }
 
 func (s *Store) ListEvents(ctx context.Context, stack string, after int64, limit int) ([]state.Event, error) {
 	if limit <= 0 {
-		limit = -1
+		limit = -1 // no limit
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, stack, operation, logical_id, physical_id, type, status, reason, at FROM events
-		WHERE stack = ? AND seq > ? ORDER BY seq LIMIT ?`, stack, after, limit)
+	out, err := list(ctx, s.r, scanEvent, `SELECT seq, stack, operation, logical_id, physical_id, type, status, reason, at
+		FROM events WHERE stack = ? AND seq > ? ORDER BY seq LIMIT ?`, stack, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("cannot list events: %w", err)
+		return nil, fmt.Errorf("cannot list events of stack %s: %w", stack, err)
 	}
-	defer rows.Close()
-	var out []state.Event
-	for rows.Next() {
-		var e state.Event
-		var at int64
-		if err := rows.Scan(&e.Seq, &e.Stack, &e.Operation, &e.LogicalID, &e.PhysicalID, &e.Type, &e.Status, &e.Reason, &at); err != nil {
-			return nil, fmt.Errorf("cannot list events: %w", err)
-		}
-		e.At = tm(at)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-// Keys
-
+// Key reads the key and calls gen only when it is absent. Of callers racing to create it, the
+// first to commit wins and the others get its key.
 func (s *Store) Key(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error) {
 	var k []byte
 	err := s.r.QueryRowContext(ctx, `SELECT value FROM keys WHERE name = ?`, name).Scan(&k)
@@ -149,10 +163,11 @@ func (s *Store) Key(ctx context.Context, name string, gen func() ([]byte, error)
 		return nil, fmt.Errorf("cannot generate key %s: %w", name, err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`INSERT OR IGNORE INTO keys (name, value) VALUES (?, ?)`, name, fresh); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO keys (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
+			name, fresh); err != nil {
 			return err
 		}
-		return tx.QueryRow(`SELECT value FROM keys WHERE name = ?`, name).Scan(&k)
+		return tx.QueryRowContext(ctx, `SELECT value FROM keys WHERE name = ?`, name).Scan(&k)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot store key %s: %w", name, err)
@@ -160,11 +175,9 @@ func (s *Store) Key(ctx context.Context, name string, gen func() ([]byte, error)
 	return k, nil
 }
 
-// Custom-resource requests
-
 const crCols = `id, stack, logical_id, body, expires, sent, response, responded_at`
 
-func scanCR(sc interface{ Scan(...any) error }) (state.CustomRequest, error) {
+func scanCR(sc scanner) (state.CustomRequest, error) {
 	var r state.CustomRequest
 	var e, at int64
 	err := sc.Scan(&r.ID, &r.Stack, &r.LogicalID, &r.Body, &e, &r.Sent, &r.Response, &at)
@@ -176,14 +189,18 @@ func (s *Store) PutCustomRequest(ctx context.Context, r state.CustomRequest) (st
 	var stored state.CustomRequest
 	var inserted bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT OR IGNORE INTO custom_requests (`+crCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		res, err := tx.ExecContext(ctx, `INSERT INTO custom_requests (`+crCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.Stack, r.LogicalID, r.Body, ms(r.Expires), r.Sent, r.Response, ms(r.RespondedAt))
 		if err != nil {
 			return err
 		}
-		n, _ := res.RowsAffected()
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
 		inserted = n == 1
-		stored, err = scanCR(tx.QueryRow(`SELECT `+crCols+` FROM custom_requests WHERE id = ?`, r.ID))
+		stored, err = scanCR(tx.QueryRowContext(ctx, `SELECT `+crCols+` FROM custom_requests WHERE id = ?`, r.ID))
 		return err
 	})
 	if err != nil {
@@ -194,11 +211,14 @@ func (s *Store) PutCustomRequest(ctx context.Context, r state.CustomRequest) (st
 
 func (s *Store) MarkCustomRequestSent(ctx context.Context, id string) error {
 	res, err := s.w.ExecContext(ctx, `UPDATE custom_requests SET sent = 1 WHERE id = ?`, id)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			err = state.ErrNotFound
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("cannot mark custom request %s sent: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("custom request %s: %w", id, state.ErrNotFound)
 	}
 	return nil
 }
@@ -206,22 +226,31 @@ func (s *Store) MarkCustomRequestSent(ctx context.Context, id string) error {
 func (s *Store) GetCustomRequest(ctx context.Context, id string) (state.CustomRequest, error) {
 	r, err := scanCR(s.r.QueryRowContext(ctx, `SELECT `+crCols+` FROM custom_requests WHERE id = ?`, id))
 	if err != nil {
-		return state.CustomRequest{}, notFound(err, "custom request "+id)
+		return state.CustomRequest{}, fmt.Errorf("cannot get custom request %s: %w", id, noRow(err))
 	}
 	return r, nil
 }
 
+// SaveCustomResponse stores body unless a response is stored; a nil body is stored as an
+// empty one, so it too counts as the first response.
 func (s *Store) SaveCustomResponse(ctx context.Context, id string, body []byte, at time.Time) (bool, error) {
-	res, err := s.w.ExecContext(ctx, `UPDATE custom_requests SET response = ?, responded_at = ? WHERE id = ? AND response IS NULL`,
-		body, ms(at), id)
+	var first bool
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE custom_requests SET response = COALESCE(?, x''), responded_at = ?
+			WHERE id = ? AND response IS NULL`, body, ms(at), id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 1 {
+			first = n == 1
+			return err
+		}
+		var one int
+		return noRow(tx.QueryRowContext(ctx, `SELECT 1 FROM custom_requests WHERE id = ?`, id).Scan(&one))
+	})
 	if err != nil {
-		return false, fmt.Errorf("cannot save response of %s: %w", id, err)
+		return false, fmt.Errorf("cannot save response to custom request %s: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		return true, nil
-	}
-	if _, err := s.GetCustomRequest(ctx, id); err != nil {
-		return false, err
-	}
-	return false, nil
+	return first, nil
 }

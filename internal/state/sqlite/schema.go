@@ -1,10 +1,14 @@
-// Package sqlite is the embedded state backend: one SQLite file (modernc.org/sqlite, no cgo)
-// in WAL mode, one row per resource, one row per journal entry. Writes go through a single
-// connection so they never contend; reads use a pool. It passes statetest.Run.
 package sqlite
 
-// migrations are applied in order at Open; the schema version is their count.
-var migrations = []string{`
+// migrations are applied in order at Open, each in the transaction that bumps
+// schema_version.version to its index + 1. Never edit one that has shipped: append another.
+//
+// Times are INTEGER unix milliseconds in UTC, 0 for the zero time; byte slices are BLOBs;
+// Resource.Deps is JSON text. seq columns are AUTOINCREMENT so that a Seq is never handed out
+// twice, even after DeleteStack removed the newest rows (clients page events by Seq).
+var migrations = []string{
+	// 1: the first schema.
+	`
 CREATE TABLE stacks (
 	name TEXT PRIMARY KEY,
 	id TEXT NOT NULL,
@@ -83,4 +87,12 @@ CREATE TABLE custom_requests (
 	response BLOB,
 	responded_at INTEGER NOT NULL
 );
-`}
+`,
+	// 2: a stack's running operation is read from operations (one_running_operation_per_stack)
+	// rather than kept in a copy that StartOperation could not set before the stack's row
+	// existed. Operations of a stack are found by stack for DeleteStack.
+	`
+ALTER TABLE stacks DROP COLUMN operation;
+CREATE INDEX operations_by_stack ON operations (stack);
+`,
+}

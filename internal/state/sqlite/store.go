@@ -3,9 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,18 +15,125 @@ import (
 	"github.com/cairn-dev/cairn/internal/state"
 )
 
-// Store is a state.Store in one SQLite file.
+// Store is a state.Store in one SQLite file. It is safe for concurrent use.
 type Store struct {
 	path string
-	w    *sql.DB // the one writer connection
-	r    *sql.DB // readers
-	st   stmts   // hot statements, prepared once on the writer
+	w    *sql.DB // the one writer connection; its transactions BEGIN IMMEDIATE
+	r    *sql.DB // query-only readers
+	st   stmts
 }
 
-// stmts are the statements every resource step runs; preparing them once saves SQLite from
-// parsing them again on every call.
+var _ state.Store = (*Store)(nil)
+
+// stmts are the statements every resource step runs, prepared once on the writer so SQLite
+// does not parse them again on every call.
 type stmts struct {
 	journal, putResource, delResource, event *sql.Stmt
+}
+
+// pragmas apply to every connection. synchronous=NORMAL in WAL mode loses no committed
+// transaction when the process dies (only, possibly, the last ones when the machine does).
+var pragmas = []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(5000)", "foreign_keys(ON)"}
+
+// Open opens the database at path, creating it (mode 0600, in a directory created with mode
+// 0700) when absent, and brings its schema up to date.
+func Open(path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create state directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
+	}
+	w, err := sql.Open("sqlite", dsn(path, "_txlock=immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	r, err := sql.Open("sqlite", dsn(path, "_pragma=query_only(1)"))
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	s := &Store{path: path, w: w, r: r}
+	if err := s.migrate(); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
+	}
+	if err := s.prepare(); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// dsn is the modernc.org/sqlite data source name of path. The path is a plain file name, not
+// a URI, so that no character in it is taken for URI syntax.
+func dsn(path string, extra ...string) string {
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	s := path + "?" + q.Encode()
+	for _, e := range extra {
+		s += "&" + e
+	}
+	return s
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. Calls after the first do nothing.
+func (s *Store) Close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.st.journal, s.st.putResource, s.st.delResource, s.st.event} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	errs = append(errs, s.r.Close(), s.w.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("cannot close state db %q: %w", s.path, err)
+	}
+	return nil
+}
+
+// migrate applies the migrations the file lacks, all in one write transaction, so that two
+// processes opening a new file at once do not both apply them.
+func (s *Store) migrate() error {
+	ctx := context.Background()
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("cannot create schema_version: %w", err)
+		}
+		var v int
+		err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			_, err = tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`)
+		}
+		if err != nil {
+			return fmt.Errorf("cannot read schema version: %w", err)
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("cannot use schema version %d: this cairn knows versions up to %d", v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("cannot migrate to schema version %d: %w", i+1, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, len(migrations)); err != nil {
+			return fmt.Errorf("cannot record schema version: %w", err)
+		}
+		return nil
+	})
 }
 
 func (s *Store) prepare() error {
@@ -36,110 +143,60 @@ func (s *Store) prepare() error {
 			return nil
 		}
 		var st *sql.Stmt
-		st, err = s.w.Prepare(q)
+		if st, err = s.w.Prepare(q); err != nil {
+			err = fmt.Errorf("cannot prepare %q: %w", q, err)
+		}
 		return st
 	}
 	s.st = stmts{
-		journal:     prep(`INSERT INTO journal (operation, stack, step, phase, token, failed, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-		putResource: prep(`INSERT OR REPLACE INTO resources (` + resourceCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		journal: prep(`INSERT INTO journal (operation, stack, step, phase, token, failed, detail, at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+		putResource: prep(`INSERT INTO resources (` + resourceCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (stack, name) DO UPDATE SET type = excluded.type, id = excluded.id, status = excluded.status,
+			status_reason = excluded.status_reason, props = excluded.props, outputs = excluded.outputs,
+			deps = excluded.deps, deletion_policy = excluded.deletion_policy, updated_at = excluded.updated_at`),
 		delResource: prep(`DELETE FROM resources WHERE stack = ? AND name = ?`),
 		event: prep(`INSERT INTO events (stack, operation, logical_id, physical_id, type, status, reason, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
 	}
-	if err != nil {
-		return fmt.Errorf("cannot prepare statements: %w", err)
-	}
-	return nil
+	return err
 }
 
-var _ state.Store = (*Store)(nil)
-
-// Open opens (creating if needed, with mode 0600 in a 0700 directory) the database at path
-// and brings its schema up to date.
-func Open(path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("cannot create state directory: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
-	}
-	f.Close()
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)"
-	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
-	}
-	w.SetMaxOpenConns(1)
-	r, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
-	}
-	r.SetMaxOpenConns(4)
-	s := &Store{path: path, w: w, r: r}
-	if err := s.migrate(); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.prepare(); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// Path returns the database file's path.
-func (s *Store) Path() string { return s.path }
-
-// Close closes the database.
-func (s *Store) Close() error { return errors.Join(s.r.Close(), s.w.Close()) }
-
-func (s *Store) migrate() error {
-	ctx := context.Background()
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("cannot create schema table: %w", err)
-	}
-	var v int
-	err := s.w.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		if _, err := s.w.ExecContext(ctx, `INSERT INTO schema_version VALUES (0)`); err != nil {
-			return fmt.Errorf("cannot init schema version: %w", err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("cannot read schema version: %w", err)
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("state db %q has schema version %d, newer than this cairn (%d)", s.path, v, len(migrations))
-	}
-	for i := v; i < len(migrations); i++ {
-		err := s.tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.Exec(migrations[i]); err != nil {
-				return err
-			}
-			_, err := tx.Exec(`UPDATE schema_version SET version = ?`, i+1)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("cannot migrate state db to version %d: %w", i+1, err)
-		}
-	}
-	return nil
-}
-
-// tx runs fn in one write transaction.
+// tx runs fn in one write transaction, committed when fn returns nil.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	if err := fn(tx); err != nil {
-		tx.Rollback()
+		_ = tx.Rollback()
 		return err
 	}
 	return tx.Commit()
 }
 
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// list runs a query on the readers and scans every row with scan.
+func list[T any](ctx context.Context, db *sql.DB, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// ms is t in unix milliseconds, 0 for the zero time.
 func ms(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
@@ -147,6 +204,7 @@ func ms(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
+// tm is the UTC time of unix milliseconds v, the zero time for 0.
 func tm(v int64) time.Time {
 	if v == 0 {
 		return time.Time{}
@@ -154,181 +212,10 @@ func tm(v int64) time.Time {
 	return time.UnixMilli(v).UTC()
 }
 
-func notFound(err error, what string) error {
+// noRow turns sql.ErrNoRows into state.ErrNotFound.
+func noRow(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%s: %w", what, state.ErrNotFound)
+		return state.ErrNotFound
 	}
 	return err
-}
-
-// Stacks
-
-func (s *Store) PutStack(ctx context.Context, st state.Stack) error {
-	_, err := s.w.ExecContext(ctx, `INSERT OR REPLACE INTO stacks
-		(name, id, dialect, status, status_reason, description, parameters, outputs, operation, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, COALESCE((SELECT operation FROM stacks WHERE name = ?), ''), ?, ?)`,
-		st.Name, st.ID, st.Dialect, st.Status, st.StatusReason, st.Description, st.Parameters, st.Outputs,
-		st.Name, ms(st.CreatedAt), ms(st.UpdatedAt))
-	if err != nil {
-		return fmt.Errorf("cannot put stack %s: %w", st.Name, err)
-	}
-	return nil
-}
-
-const stackCols = `name, id, dialect, status, status_reason, description, parameters, outputs, operation, created_at, updated_at`
-
-func scanStack(sc interface{ Scan(...any) error }) (state.Stack, error) {
-	var st state.Stack
-	var c, u int64
-	err := sc.Scan(&st.Name, &st.ID, &st.Dialect, &st.Status, &st.StatusReason, &st.Description, &st.Parameters,
-		&st.Outputs, &st.Operation, &c, &u)
-	st.CreatedAt, st.UpdatedAt = tm(c), tm(u)
-	return st, err
-}
-
-func (s *Store) GetStack(ctx context.Context, name string) (state.Stack, error) {
-	st, err := scanStack(s.r.QueryRowContext(ctx, `SELECT `+stackCols+` FROM stacks WHERE name = ?`, name))
-	if err != nil {
-		return state.Stack{}, notFound(err, "stack "+name)
-	}
-	return st, nil
-}
-
-func (s *Store) ListStacks(ctx context.Context) ([]state.Stack, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+stackCols+` FROM stacks ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("cannot list stacks: %w", err)
-	}
-	defer rows.Close()
-	var out []state.Stack
-	for rows.Next() {
-		st, err := scanStack(rows)
-		if err != nil {
-			return nil, fmt.Errorf("cannot list stacks: %w", err)
-		}
-		out = append(out, st)
-	}
-	return out, rows.Err()
-}
-
-func (s *Store) DeleteStack(ctx context.Context, name string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`DELETE FROM stacks WHERE name = ?`, name)
-		if err != nil {
-			return fmt.Errorf("cannot delete stack %s: %w", name, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("stack %s: %w", name, state.ErrNotFound)
-		}
-		for _, q := range []string{`DELETE FROM resources WHERE stack = ?`, `DELETE FROM journal WHERE stack = ?`,
-			`DELETE FROM operations WHERE stack = ?`, `DELETE FROM events WHERE stack = ?`, `DELETE FROM custom_requests WHERE stack = ?`} {
-			if _, err := tx.Exec(q, name); err != nil {
-				return fmt.Errorf("cannot delete stack %s: %w", name, err)
-			}
-		}
-		return nil
-	})
-}
-
-// Resources
-
-const resourceCols = `stack, name, type, id, status, status_reason, props, outputs, deps, deletion_policy, updated_at`
-
-func scanResource(sc interface{ Scan(...any) error }) (state.Resource, error) {
-	var r state.Resource
-	var deps string
-	var u int64
-	if err := sc.Scan(&r.Stack, &r.Name, &r.Type, &r.ID, &r.Status, &r.StatusReason, &r.Props, &r.Outputs, &deps,
-		&r.DeletionPolicy, &u); err != nil {
-		return r, err
-	}
-	r.UpdatedAt = tm(u)
-	if err := json.Unmarshal([]byte(deps), &r.Deps); err != nil {
-		return r, fmt.Errorf("cannot decode deps of %s: %w", r.Name, err)
-	}
-	return r, nil
-}
-
-func (s *Store) ListResources(ctx context.Context, stack string) ([]state.Resource, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+resourceCols+` FROM resources WHERE stack = ? ORDER BY name`, stack)
-	if err != nil {
-		return nil, fmt.Errorf("cannot list resources: %w", err)
-	}
-	defer rows.Close()
-	var out []state.Resource
-	for rows.Next() {
-		r, err := scanResource(rows)
-		if err != nil {
-			return nil, fmt.Errorf("cannot list resources: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
-func (s *Store) GetResource(ctx context.Context, stack, name string) (state.Resource, error) {
-	r, err := scanResource(s.r.QueryRowContext(ctx, `SELECT `+resourceCols+` FROM resources WHERE stack = ? AND name = ?`, stack, name))
-	if err != nil {
-		return state.Resource{}, notFound(err, "resource "+stack+"/"+name)
-	}
-	return r, nil
-}
-
-// Journal
-
-func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...state.Write) (int64, error) {
-	var seq int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Stmt(s.st.journal).Exec(e.Operation, e.Stack, e.Step, e.Phase, e.Token, e.Failed, e.Detail, ms(e.At))
-		if err != nil {
-			return err
-		}
-		if seq, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		for _, w := range writes {
-			if r := w.Put; r != nil {
-				deps, err := json.Marshal(r.Deps)
-				if err != nil {
-					return err
-				}
-				if r.Deps == nil {
-					deps = []byte("[]")
-				}
-				if _, err := tx.Stmt(s.st.putResource).Exec(r.Stack, r.Name, r.Type, r.ID, r.Status, r.StatusReason, r.Props, r.Outputs, string(deps), r.DeletionPolicy, ms(r.UpdatedAt)); err != nil {
-					return err
-				}
-			}
-			if w.Delete != "" {
-				if _, err := tx.Stmt(s.st.delResource).Exec(e.Stack, w.Delete); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("cannot append journal entry %s/%s: %w", e.Step, e.Phase, err)
-	}
-	return seq, nil
-}
-
-func (s *Store) ListJournal(ctx context.Context, operation string) ([]state.JournalEntry, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, operation, stack, step, phase, token, failed, detail, at FROM journal
-		WHERE operation = ? ORDER BY seq`, operation)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read journal: %w", err)
-	}
-	defer rows.Close()
-	var out []state.JournalEntry
-	for rows.Next() {
-		var e state.JournalEntry
-		var at int64
-		if err := rows.Scan(&e.Seq, &e.Operation, &e.Stack, &e.Step, &e.Phase, &e.Token, &e.Failed, &e.Detail, &at); err != nil {
-			return nil, fmt.Errorf("cannot read journal: %w", err)
-		}
-		e.At = tm(at)
-		out = append(out, e)
-	}
-	return out, rows.Err()
 }
