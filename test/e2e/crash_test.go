@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -139,10 +140,11 @@ func TestKillDashNineResumes(t *testing.T) {
 
 	port, dir := freePort(t), t.TempDir()
 	srv := server(t, bin, port, dir)
-	c := apiClient{base: "http://127.0.0.1:" + port}
-	var op api.Operation
-	if code := c.do(t, "POST", "/v1/stacks/crash/deploy", api.DeployRequest{Template: chain3, Parameters: map[string]string{"Url": handler.URL}}, &op); code != 202 {
-		t.Fatalf("deploy: HTTP %d", code)
+	c := newClient("http://127.0.0.1:" + port)
+	req := api.DeployRequest{Template: chain3, Parameters: map[string]string{"Url": handler.URL}}
+	op, err := c.Deploy(bg, "crash", req)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var evB map[string]any
 	select {
@@ -151,11 +153,11 @@ func TestKillDashNineResumes(t *testing.T) {
 		t.Fatal("B's request never came")
 	}
 
-	// A second operation on the busy stack is refused with 409 and says who holds it.
-	var busy api.Error
-	if code := c.do(t, "POST", "/v1/stacks/crash/deploy", api.DeployRequest{Template: chain3, Parameters: map[string]string{"Url": handler.URL}}, &busy); code != 409 ||
-		busy.Code != api.CodeStackBusy || !strings.Contains(busy.Message, "stack crash is busy with operation "+op.ID+" (deploy) since ") {
-		t.Errorf("second deploy: HTTP %d %+v", code, busy)
+	// A second operation on the busy stack is refused (409 stack_busy) and says who holds it.
+	_, err = c.Deploy(bg, "crash", req)
+	var busy *api.Error
+	if !errors.As(err, &busy) || busy.Code != api.CodeStackBusy || !strings.Contains(busy.Message, "stack crash is busy with operation "+op.ID+" (deploy) since ") {
+		t.Errorf("second deploy: %v", err)
 	}
 
 	if err := srv.Process.Kill(); err != nil { // SIGKILL: no shutdown, no flush

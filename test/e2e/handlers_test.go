@@ -48,7 +48,7 @@ func startCairn(t *testing.T, tlsListen, tlsPublicURL string) (*app.App, apiClie
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Shutdown(bg) })
-	return a, apiClient{base: a.URL()}
+	return a, newClient(a.URL())
 }
 
 // lifecycle runs create, replacement, failed update with rollback, failed create with

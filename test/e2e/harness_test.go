@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,53 +18,29 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/client"
 )
 
-// api is a minimal client of cairn's HTTP API for the tests.
-type apiClient struct {
-	base, token string
-}
+// apiClient wraps cairn's Go client with test failures and waiting.
+type apiClient struct{ *client.Client }
 
-func (c apiClient) do(t *testing.T, method, path string, in, out any) int {
-	t.Helper()
-	var body io.Reader
-	if in != nil {
-		b, _ := json.Marshal(in)
-		body = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, c.base+path, body)
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: cannot decode %q: %v", method, path, raw, err)
-		}
-	}
-	return resp.StatusCode
-}
+func newClient(base string) apiClient { return apiClient{client.New(base, "", nil)} }
 
 // deploy deploys tmpl with params and waits for the operation to end.
 func (c apiClient) deploy(t *testing.T, stack, tmpl string, params map[string]string) api.Operation {
 	t.Helper()
-	var op api.Operation
-	if code := c.do(t, "POST", "/v1/stacks/"+stack+"/deploy", api.DeployRequest{TemplateName: "stack.yaml", Template: tmpl, Parameters: params}, &op); code != 202 {
-		t.Fatalf("deploy %s: HTTP %d %+v", stack, code, op)
+	op, err := c.Deploy(bg, stack, api.DeployRequest{TemplateName: "stack.yaml", Template: tmpl, Parameters: params})
+	if err != nil {
+		t.Fatalf("deploy %s: %v", stack, err)
 	}
 	return c.wait(t, op.ID)
 }
 
 func (c apiClient) delete(t *testing.T, stack string) api.Operation {
 	t.Helper()
-	var op api.Operation
-	if code := c.do(t, "DELETE", "/v1/stacks/"+stack, nil, &op); code != 202 {
-		t.Fatalf("delete %s: HTTP %d", stack, code)
+	op, err := c.Delete(bg, stack, api.DeleteRequest{})
+	if err != nil {
+		t.Fatalf("delete %s: %v", stack, err)
 	}
 	return c.wait(t, op.ID)
 }
@@ -74,8 +49,10 @@ func (c apiClient) wait(t *testing.T, id string) api.Operation {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		var op api.Operation
-		c.do(t, "GET", "/v1/operations/"+id+"?wait=20s", nil, &op)
+		op, err := c.Operation(bg, id, 20*time.Second)
+		if err != nil {
+			t.Fatalf("operation %s: %v", id, err)
+		}
 		if op.Status != "running" {
 			return op
 		}
@@ -86,9 +63,9 @@ func (c apiClient) wait(t *testing.T, id string) api.Operation {
 
 func (c apiClient) stack(t *testing.T, name string) api.Stack {
 	t.Helper()
-	var st api.Stack
-	if code := c.do(t, "GET", "/v1/stacks/"+name, nil, &st); code != 200 {
-		t.Fatalf("describe %s: HTTP %d", name, code)
+	st, err := c.Stack(bg, name)
+	if err != nil {
+		t.Fatalf("describe %s: %v", name, err)
 	}
 	return st
 }

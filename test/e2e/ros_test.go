@@ -154,7 +154,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Shutdown(bg)
-	c := apiClient{base: a.URL()}
+	c := newClient(a.URL())
 	tmpl := `Parameters:
   Url: {Type: String}
   Password: {Type: String, NoEcho: true}
@@ -170,11 +170,15 @@ Outputs:
 		t.Fatalf("deploy: %+v", op)
 	}
 	var everything bytes.Buffer
-	for _, path := range []string{"/v1/stacks/secret", "/v1/stacks/secret/events", "/v1/stacks/secret/outputs"} {
-		var raw json.RawMessage
-		c.do(t, "GET", path, nil, &raw)
-		everything.Write(raw)
+	evs, err := c.Events(bg, "secret", 0, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
+	outs, err := c.Outputs(bg, "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewEncoder(&everything).Encode([]any{c.stack(t, "secret"), evs, outs})
 	if want := map[string]any{"Pass": "****", "Tok": "****"}; !cmp.Equal(want, outputs(c.stack(t, "secret"))) {
 		t.Errorf("outputs = %v, want masked", outputs(c.stack(t, "secret")))
 	}
