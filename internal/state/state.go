@@ -36,7 +36,7 @@ type Stack struct {
 	Description  string
 	Parameters   []byte // JSON, as value.Marshal wrote it (NoEcho values keep their mark)
 	Outputs      []byte // JSON list of api.Output, already masked
-	Operation    string // id of the running operation, or ""
+	Operation    string // id of the running operation, or "": derived by the store, ignored by PutStack
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 }
@@ -147,8 +147,8 @@ type Operations interface {
 	// already has a Running operation: then it returns a *BusyError naming it.
 	StartOperation(ctx context.Context, op Operation) error
 	// ClaimOperation makes owner the holder of a Running operation until leaseExpires. It
-	// succeeds when owner already holds it or the lease has expired, and otherwise returns a
-	// *BusyError.
+	// succeeds when owner already holds it or the lease has expired (by the store's clock), and
+	// otherwise returns a *BusyError; a finished or unknown operation is another error.
 	ClaimOperation(ctx context.Context, id, owner string, leaseExpires time.Time) error
 	// FinishOperation marks op Succeeded or Failed and clears its stack's operation.
 	FinishOperation(ctx context.Context, id, status, reason string, at time.Time) error
