@@ -198,6 +198,10 @@ func (r *runner) connect(ctx context.Context) (c *client.Client, close func(), e
 		return nil, nil, fmt.Errorf("cannot start cairn in-process: %w", err)
 	}
 	r.inProcess = true
+	if ca := a.CAFile(); ca != "" && r.output != "json" {
+		// Handlers that PUT over HTTPS must trust cairn's own CA; say how, once per run.
+		fmt.Fprintf(r.env.Stderr, "cairn: HTTPS uses cairn's own CA: give handlers NODE_EXTRA_CA_CERTS=%s or SSL_CERT_FILE=%s\n", ca, ca)
+	}
 	close = func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
