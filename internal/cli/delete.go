@@ -36,15 +36,7 @@ func (r *runner) deleteCommand() *cobra.Command {
 			return err
 		}
 		defer closeApp()
-		after, err := lastSeq(ctx, c, stack)
-		if err != nil {
-			return err
-		}
-		op, err := c.Delete(ctx, stack, req)
-		if err != nil {
-			return err
-		}
-		op, err = r.follow(ctx, c, op, after, r.eventSink())
+		op, err := r.start(ctx, c, stack, func() (api.Operation, error) { return c.Delete(ctx, stack, req) })
 		if err != nil {
 			return err
 		}

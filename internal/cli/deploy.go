@@ -49,15 +49,7 @@ func (r *runner) deployCommand() *cobra.Command {
 			return err
 		}
 		defer closeApp()
-		after, err := lastSeq(ctx, c, stack)
-		if err != nil {
-			return err
-		}
-		op, err := c.Deploy(ctx, stack, req)
-		if err != nil {
-			return err
-		}
-		op, err = r.follow(ctx, c, op, after, r.eventSink())
+		op, err := r.start(ctx, c, stack, func() (api.Operation, error) { return c.Deploy(ctx, stack, req) })
 		if err != nil {
 			return err
 		}

@@ -92,3 +92,17 @@ func (r *runner) drain(ctx context.Context, c *client.Client, stack string, afte
 		}
 	}
 }
+
+// start runs begin (a deploy or a delete of stack) and follows the operation's events until it
+// ends, printing them unless the output is JSON.
+func (r *runner) start(ctx context.Context, c *client.Client, stack string, begin func() (api.Operation, error)) (api.Operation, error) {
+	after, err := lastSeq(ctx, c, stack)
+	if err != nil {
+		return api.Operation{}, err
+	}
+	op, err := begin()
+	if err != nil {
+		return api.Operation{}, err
+	}
+	return r.follow(ctx, c, op, after, r.eventSink())
+}
