@@ -22,14 +22,15 @@ func (r *runner) deleteCommand() *cobra.Command {
 	f.StringVar(&stack, "stack", "", "stack name (required)")
 	f.StringArrayVar(&retain, "retain", nil, "logical id of a resource to keep instead of deleting (repeatable)")
 	f.DurationVar(&timeout, "timeout", 0, "stack timeout, such as 30m (0: none)")
-	cmd.RunE = r.action(func(cmd *cobra.Command, _ []string) error {
-		if stack == "" {
-			return usagef("--stack is required")
+	cmd.RunE = r.action(func(cmd *cobra.Command) error {
+		if err := required("--stack", stack); err != nil {
+			return err
 		}
-		if timeout < 0 {
-			return usagef("--timeout must not be negative")
+		secs, err := timeoutSeconds(timeout)
+		if err != nil {
+			return err
 		}
-		req := api.DeleteRequest{RetainResources: retain, TimeoutSeconds: int((timeout + time.Second - 1) / time.Second)}
+		req := api.DeleteRequest{RetainResources: retain, TimeoutSeconds: secs}
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
 		if err != nil {
@@ -40,14 +41,10 @@ func (r *runner) deleteCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if r.output == "json" {
-			if err := writeJSON(r.env.Stdout, struct {
-				Operation api.Operation `json:"operation"`
-			}{op}); err != nil {
-				return err
-			}
+		if err := r.view().deleted(op); err != nil {
+			return err
 		}
-		return opFailed(op)
+		return opFailed(op, "")
 	})
 	return cmd
 }

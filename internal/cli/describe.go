@@ -11,9 +11,9 @@ func (r *runner) describeCommand() *cobra.Command {
 		Short: "Show a stack: status, parameters, resources and outputs",
 	}
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
-	cmd.RunE = r.action(func(cmd *cobra.Command, _ []string) error {
-		if stack == "" {
-			return usagef("--stack is required")
+	cmd.RunE = r.action(func(cmd *cobra.Command) error {
+		if err := required("--stack", stack); err != nil {
+			return err
 		}
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
@@ -25,11 +25,7 @@ func (r *runner) describeCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if r.output == "json" {
-			return writeJSON(r.env.Stdout, st)
-		}
-		writeStack(r.env.Stdout, st, timeZone)
-		return nil
+		return r.view().stack(st)
 	})
 	return cmd
 }

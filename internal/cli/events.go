@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/cobra"
-
-	"github.com/cairn-dev/cairn/api"
 )
 
 func (r *runner) eventsCommand() *cobra.Command {
@@ -16,12 +12,14 @@ func (r *runner) eventsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "events --stack NAME",
 		Short: "Print a stack's events, oldest first",
+		Long: "Print a stack's events, oldest first. With --follow, keep printing new ones until\n" +
+			"interrupted; with --output json too, one JSON object a line.",
 	}
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing new events until interrupted")
-	cmd.RunE = r.action(func(cmd *cobra.Command, _ []string) error {
-		if stack == "" {
-			return usagef("--stack is required")
+	cmd.RunE = r.action(func(cmd *cobra.Command) error {
+		if err := required("--stack", stack); err != nil {
+			return err
 		}
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
@@ -34,30 +32,21 @@ func (r *runner) eventsCommand() *cobra.Command {
 			return err
 		}
 		if !follow {
-			if r.output == "json" {
-				return writeJSON(r.env.Stdout, nonNil(evs))
-			}
-			p := newEventPrinter(r.env.Stdout, isTerminal(r.env.Stdout))
-			for _, ev := range evs {
-				p.print(ev)
-			}
-			return nil
+			return r.view().events(evs)
 		}
-		// Following: one event per line, as text or as a JSON object.
-		print := newEventPrinter(r.env.Stdout, isTerminal(r.env.Stdout)).print
-		if r.output == "json" {
-			enc := json.NewEncoder(r.env.Stdout)
-			print = func(ev api.Event) { _ = enc.Encode(ev) }
-		}
+		show := r.view().eventStream()
 		var after int64
 		for {
 			for _, ev := range evs {
-				print(ev)
+				show(ev)
 				after = ev.Seq
 			}
 			evs, err = c.Events(ctx, stack, after, pollWait)
 			if ctx.Err() != nil {
 				return &exitError{code: exitInterrupted}
+			}
+			if isNotFound(err) {
+				return nil // the stack was deleted: nothing more will come
 			}
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -10,11 +11,9 @@ import (
 	"github.com/cairn-dev/cairn/internal/client"
 )
 
-// timeZone is where times are shown; tests set UTC.
-var timeZone = time.Local
-
-// pollWait is how long one long poll of events waits.
-const pollWait = 20 * time.Second
+// pollWait is how long one long poll of events waits. It bounds how late follow notices an
+// operation that ends without a further event.
+const pollWait = 5 * time.Second
 
 // lastSeq returns the sequence number of stack's last event, 0 when it has none or does not
 // exist.
@@ -104,5 +103,32 @@ func (r *runner) start(ctx context.Context, c *client.Client, stack string, begi
 	if err != nil {
 		return api.Operation{}, err
 	}
-	return r.follow(ctx, c, op, after, r.eventSink())
+	return r.follow(ctx, c, op, after, r.view().progress())
+}
+
+// opFailed is the error (exit 1) for an operation that did not succeed or left its stack in
+// a failed or rolled-back status (stackStatus, when op does not tell); nil otherwise.
+func opFailed(op api.Operation, stackStatus string) error {
+	if op.StackStatus != "" {
+		stackStatus = op.StackStatus
+	}
+	if op.Status == "succeeded" && !stackFailed(stackStatus) {
+		return nil
+	}
+	msg := fmt.Sprintf("error: %s of %s %s", op.Kind, op.Stack, op.Status)
+	if op.Status == "succeeded" {
+		msg = fmt.Sprintf("error: %s of %s ended", op.Kind, op.Stack)
+	}
+	if stackStatus != "" {
+		msg += " (" + stackStatus + ")"
+	}
+	if op.StatusReason != "" {
+		msg += ": " + op.StatusReason
+	}
+	return &exitError{code: exitFailed, msg: msg}
+}
+
+// stackFailed reports whether a stack status is a failure: *_FAILED or *ROLLBACK_COMPLETE.
+func stackFailed(status string) bool {
+	return strings.HasSuffix(status, "_FAILED") || strings.HasSuffix(status, "ROLLBACK_COMPLETE")
 }

@@ -11,9 +11,9 @@ func (r *runner) outputsCommand() *cobra.Command {
 		Short: "Print a stack's outputs",
 	}
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
-	cmd.RunE = r.action(func(cmd *cobra.Command, _ []string) error {
-		if stack == "" {
-			return usagef("--stack is required")
+	cmd.RunE = r.action(func(cmd *cobra.Command) error {
+		if err := required("--stack", stack); err != nil {
+			return err
 		}
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
@@ -25,11 +25,7 @@ func (r *runner) outputsCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if r.output == "json" {
-			return writeJSON(r.env.Stdout, nonNil(outs))
-		}
-		writeOutputs(r.env.Stdout, "", outs)
-		return nil
+		return r.view().outputs(outs)
 	})
 	return cmd
 }

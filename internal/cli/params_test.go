@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -34,5 +35,26 @@ func TestParseParameters(t *testing.T) {
 func TestEnvName(t *testing.T) {
 	if got := envName("tls-public-url"); got != "CAIRN_TLS_PUBLIC_URL" {
 		t.Errorf("envName = %q", got)
+	}
+}
+
+func TestTimeoutSeconds(t *testing.T) {
+	tests := map[string]struct {
+		in      time.Duration
+		want    int
+		wantErr bool
+	}{
+		"None":         {in: 0, want: 0},
+		"Whole":        {in: 30 * time.Minute, want: 1800},
+		"RoundedUp":    {in: 1500 * time.Millisecond, want: 2},
+		"Negative":     {in: -time.Second, wantErr: true},
+		"SubSecondUp1": {in: time.Nanosecond, want: 1},
+	}
+	for name, tc := range tests {
+		got, err := timeoutSeconds(tc.in)
+		var ue *usageError
+		if got != tc.want || tc.wantErr != errors.As(err, &ue) {
+			t.Errorf("%s: timeoutSeconds(%s) = %d, %v; want %d, usage error %v", name, tc.in, got, err, tc.want, tc.wantErr)
+		}
 	}
 }

@@ -18,18 +18,18 @@ func (r *runner) previewCommand() *cobra.Command {
 		Short: "Show what a deploy would change, without changing anything",
 	}
 	f := cmd.Flags()
-	f.StringVarP(&file, "file", "f", "", "template file (required)")
+	f.StringVarP(&file, "file", "f", "", "template file, - for stdin (required)")
 	f.StringVar(&stack, "stack", "", "stack name (required)")
 	f.StringArrayVarP(&params, "parameter", "p", nil, "template parameter KEY=VALUE (repeatable)")
-	cmd.RunE = r.action(func(cmd *cobra.Command, _ []string) error {
-		if stack == "" {
-			return usagef("--stack is required")
+	cmd.RunE = r.action(func(cmd *cobra.Command) error {
+		if err := required("--stack", stack); err != nil {
+			return err
 		}
 		ps, err := parseParameters(params)
 		if err != nil {
 			return err
 		}
-		name, text, err := readTemplate(file)
+		name, text, err := r.readTemplate(file)
 		if err != nil {
 			return err
 		}
@@ -43,14 +43,12 @@ func (r *runner) previewCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if r.output == "json" {
-			return writeJSON(r.env.Stdout, p)
+		if !r.view().json {
+			for _, d := range p.Diagnostics { // warnings: errors come as an api.Error
+				fmt.Fprintln(r.env.Stderr, formatDiagnostic(d))
+			}
 		}
-		for _, d := range p.Diagnostics {
-			fmt.Fprintln(r.env.Stderr, formatDiagnostic(d))
-		}
-		writePreview(r.env.Stdout, p)
-		return nil
+		return r.view().preview(p)
 	})
 	return cmd
 }

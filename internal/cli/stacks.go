@@ -9,7 +9,7 @@ func (r *runner) stacksCommand() *cobra.Command {
 		Use:   "stacks",
 		Short: "List stacks",
 	}
-	cmd.RunE = r.action(func(cmd *cobra.Command, _ []string) error {
+	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
 		if err != nil {
@@ -20,11 +20,7 @@ func (r *runner) stacksCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if r.output == "json" {
-			return writeJSON(r.env.Stdout, nonNil(stacks))
-		}
-		writeStacks(r.env.Stdout, stacks, timeZone)
-		return nil
+		return r.view().stacks(stacks)
 	})
 	return cmd
 }

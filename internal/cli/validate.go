@@ -14,16 +14,18 @@ func (r *runner) validateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate -f FILE",
 		Short: "Check a template and its parameters",
+		Long: "Check a template and its parameters. Prints every diagnostic and exits 1 if any is an\n" +
+			"error; otherwise prints \"template is valid\" and the declared parameters.",
 	}
 	f := cmd.Flags()
-	f.StringVarP(&file, "file", "f", "", "template file (required)")
+	f.StringVarP(&file, "file", "f", "", "template file, - for stdin (required)")
 	f.StringArrayVarP(&params, "parameter", "p", nil, "template parameter KEY=VALUE (repeatable)")
-	cmd.RunE = r.action(func(cmd *cobra.Command, _ []string) error {
+	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		ps, err := parseParameters(params)
 		if err != nil {
 			return err
 		}
-		name, text, err := readTemplate(file)
+		name, text, err := r.readTemplate(file)
 		if err != nil {
 			return err
 		}
@@ -37,15 +39,13 @@ func (r *runner) validateCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if r.output == "json" {
-			err = writeJSON(r.env.Stdout, v)
-		} else {
-			writeValidate(r.env.Stdout, v)
+		if err := r.view().validate(v); err != nil {
+			return err
 		}
-		if err == nil && !v.Valid {
+		if !v.Valid || hasErrors(v.Diagnostics) {
 			return &exitError{code: exitFailed}
 		}
-		return err
+		return nil
 	})
 	return cmd
 }

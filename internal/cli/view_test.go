@@ -13,8 +13,7 @@ import (
 func TestEventPrinter(t *testing.T) {
 	at := time.Date(2025, 1, 2, 15, 4, 5, 0, time.UTC)
 	var b strings.Builder
-	p := newEventPrinter(&b, false)
-	p.loc = time.UTC
+	p := newEventPrinter(&b, false, time.UTC)
 	for _, ev := range []api.Event{
 		{LogicalID: "web", Type: "AWS::CloudFormation::Stack", Status: "CREATE_IN_PROGRESS", Reason: "User Initiated", Timestamp: at},
 		{LogicalID: "Bucket", Type: "Custom::Bucket", Status: "CREATE_FAILED", Reason: "boom", Timestamp: at},
@@ -23,11 +22,26 @@ func TestEventPrinter(t *testing.T) {
 		p.print(ev)
 	}
 	want := "" +
-		"15:04:05  web               AWS::CloudFormation::Stack  CREATE_IN_PROGRESS    User Initiated\n" +
-		"15:04:05  Bucket            Custom::Bucket              CREATE_FAILED         boom\n" +
+		"15:04:05  web               AWS::CloudFormation::Stack  CREATE_IN_PROGRESS           User Initiated\n" +
+		"15:04:05  Bucket            Custom::Bucket              CREATE_FAILED                boom\n" +
 		"15:04:05  Bucket            Custom::Bucket              CREATE_COMPLETE\n"
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestEventPrinterColour(t *testing.T) {
+	at := time.Date(2025, 1, 2, 15, 4, 5, 0, time.UTC)
+	var b strings.Builder
+	p := newEventPrinter(&b, true, time.UTC)
+	p.print(api.Event{LogicalID: "Bucket", Type: "Custom::Bucket", Status: "CREATE_FAILED", Reason: "boom", Timestamp: at})
+	p.print(api.Event{LogicalID: "Bucket", Type: "Custom::Bucket", Status: "DELETE_COMPLETE", Timestamp: at})
+	want := "" +
+		ansiBold + "TIME      LOGICAL ID        TYPE                        STATUS                       REASON" + ansiReset + "\n" +
+		"15:04:05  Bucket            Custom::Bucket              " + ansiRed + "CREATE_FAILED" + ansiReset + "                boom\n" +
+		"15:04:05  Bucket            Custom::Bucket              " + ansiGreen + "DELETE_COMPLETE" + ansiReset + "\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("a terminal gets a header and coloured statuses, padded outside the escapes: -want +got:\n%s", diff)
 	}
 }
 
@@ -49,37 +63,46 @@ func TestColourStatus(t *testing.T) {
 }
 
 func TestWritePreview(t *testing.T) {
-	tests := []struct {
-		name string
-		in   api.PreviewResponse
-		want string
+	allKinds := api.PreviewResponse{Changes: []api.Change{
+		{LogicalID: "Database", Type: "Custom::Db", Action: api.ActionAdd},
+		{LogicalID: "Web", Type: "Custom::Web", Action: api.ActionModify, Replacement: api.ReplaceMaybe, Details: []api.PropertyChange{
+			{Name: "Size", Before: float64(1), After: float64(2)},
+			{Name: "Tags", Before: map[string]any{"a": "b"}, After: api.UnknownMarker},
+			{Name: "Password", Before: "****", After: "****"},
+			{Name: "Name", After: "x"},
+		}},
+		{LogicalID: "Same", Type: "Custom::Same", Action: api.ActionNoop},
+		{LogicalID: "Old", Type: "Custom::Old", Action: api.ActionRemove},
+	}}
+	tests := map[string]struct {
+		reason string
+		in     api.PreviewResponse
+		colour bool
+		want   string
 	}{
-		{"empty", api.PreviewResponse{}, "No changes.\n"},
-		{"only noops", api.PreviewResponse{Changes: []api.Change{{LogicalID: "A", Type: "T", Action: api.ActionNoop}}}, "No changes.\n"},
-		{"all kinds", api.PreviewResponse{Changes: []api.Change{
-			{LogicalID: "Db", Type: "Custom::Db", Action: api.ActionAdd},
-			{LogicalID: "Web", Type: "Custom::Web", Action: api.ActionModify, Replacement: api.ReplaceMaybe, Details: []api.PropertyChange{
-				{Name: "Size", Before: float64(1), After: float64(2)},
-				{Name: "Tags", Before: map[string]any{"a": "b"}, After: api.UnknownMarker},
-				{Name: "Password", Before: "****", After: "****"},
-				{Name: "Name", After: "x"},
-			}},
-			{LogicalID: "Old", Type: "Custom::Old", Action: api.ActionRemove},
-		}}, "" +
-			"+ Add  Db (Custom::Db)\n" +
-			"~ Modify  Web (Custom::Web)  replacement: Conditional\n" +
-			"    Size: 1 -> 2\n" +
-			"    Tags: {\"a\":\"b\"} -> (known after apply)\n" +
-			"    Password: **** -> ****\n" +
-			"    Name: (none) -> \"x\"\n" +
-			"- Remove  Old (Custom::Old)\n"},
+		"Empty": {reason: "A preview without changes says so.", in: api.PreviewResponse{}, want: "No changes.\n"},
+		"OnlyNoops": {reason: "Changes with action None are not shown.",
+			in: api.PreviewResponse{Changes: []api.Change{{LogicalID: "A", Type: "T", Action: api.ActionNoop}}}, want: "No changes.\n"},
+		"AllKinds": {reason: "Each action gets its sign; columns align; markers are shown as given.", in: allKinds, want: "" +
+			"+ Add     Database  Custom::Db\n" +
+			"~ Modify  Web       Custom::Web  (replacement: Conditional)\n" +
+			"      Size: 1 → 2\n" +
+			"      Tags: {\"a\":\"b\"} → (known after apply)\n" +
+			"      Password: **** → ****\n" +
+			"      Name: (none) → \"x\"\n" +
+			"- Remove  Old       Custom::Old\n" +
+			"\n1 to add, 1 to modify, 1 to remove.\n"},
+		"Colour": {reason: "On a terminal the sign and action are coloured.", colour: true,
+			in: api.PreviewResponse{Changes: []api.Change{{LogicalID: "A", Type: "T", Action: api.ActionRemove}}}, want: "" +
+				ansiRed + "- Remove" + ansiReset + "  A  T\n" +
+				"\n0 to add, 0 to modify, 1 to remove.\n"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
-			writePreview(&b, tt.in)
-			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
+			writePreview(&b, tc.in, tc.colour)
+			if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+				t.Errorf("%s\nwritePreview: -want +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -147,7 +170,7 @@ func TestWriteStack(t *testing.T) {
 		Parameters: []api.Parameter{{Name: "Env", Type: "String", Value: "prod"}},
 		Resources: []api.Resource{{LogicalID: "Bucket", Type: "Custom::Bucket", Status: "UPDATE_FAILED", StatusReason: "denied", PhysicalID: "b-1"},
 			{LogicalID: "Queue", Type: "Custom::Queue", Status: "CREATE_COMPLETE"}},
-		Outputs: []api.Output{{Name: "Url", Value: "http://x"}}}, time.UTC)
+		Outputs: []api.Output{{Name: "Url", Value: "http://x"}}}, time.UTC, false)
 	want := "" +
 		"Name:    web\n" +
 		"ID:      arn:x\n" +
@@ -158,9 +181,9 @@ func TestWriteStack(t *testing.T) {
 		"Parameters:\n" +
 		"  Env  String  = prod\n" +
 		"Resources:\n" +
-		"  LOGICAL ID  TYPE            STATUS                  PHYSICAL ID\n" +
-		"  Bucket      Custom::Bucket  UPDATE_FAILED (denied)  b-1\n" +
-		"  Queue       Custom::Queue   CREATE_COMPLETE\n" +
+		"  LOGICAL ID  TYPE            STATUS           PHYSICAL ID  REASON\n" +
+		"  Bucket      Custom::Bucket  UPDATE_FAILED    b-1          denied\n" +
+		"  Queue       Custom::Queue   CREATE_COMPLETE  -\n" +
 		"Outputs:\n" +
 		"  Url = http://x\n"
 	if diff := cmp.Diff(want, b.String()); diff != "" {

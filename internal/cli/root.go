@@ -1,58 +1,23 @@
-// Package cli is the cairn command line: cobra commands that parse flags, call the API
-// through internal/client (against --server, or a cairn started in-process), and render the
-// answers. It holds no engine logic; views are in view.go.
 package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/client"
 )
 
-// StartFunc starts cairn in-process; app.Start in production.
-type StartFunc func(ctx context.Context, cfg app.Config) (*app.App, error)
-
-// Env is what the CLI may touch of the process.
-type Env struct {
-	Stdin          io.Reader
-	Stdout, Stderr io.Writer
-	Getenv         func(string) string
-	Start          StartFunc
-}
-
-// Exit codes.
-const (
-	exitOK          = 0
-	exitFailed      = 1
-	exitUsage       = 2
-	exitInterrupted = 130
-)
-
-// usageError is a mistake in the command line: exit 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
-// exitError ends the command with code, after msg (when not empty) on stderr.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
+// timeZone is where times are shown; tests set UTC.
+var timeZone = time.Local
 
 // runner holds the global flags and the environment for every command.
 type runner struct {
@@ -65,58 +30,6 @@ type runner struct {
 
 	inProcess bool // set by connect
 	ran       bool // a command's RunE was entered: errors are no longer usage errors
-}
-
-// Run runs the cairn command line with args (without the program name) and returns the exit
-// code.
-func Run(ctx context.Context, args []string, env Env) int {
-	if env.Getenv == nil {
-		env.Getenv = func(string) string { return "" }
-	}
-	if env.Stdout == nil {
-		env.Stdout = io.Discard
-	}
-	if env.Stderr == nil {
-		env.Stderr = io.Discard
-	}
-	r := &runner{env: env}
-	root := r.rootCommand()
-	root.SetArgs(args)
-	root.SetIn(env.Stdin)
-	root.SetOut(env.Stdout)
-	root.SetErr(env.Stderr)
-	err := root.ExecuteContext(ctx)
-	return r.report(err)
-}
-
-// report prints err and maps it to an exit code.
-func (r *runner) report(err error) int {
-	if err == nil {
-		return exitOK
-	}
-	stderr := r.env.Stderr
-	var ue *usageError
-	var ee *exitError
-	var ae *api.Error
-	switch {
-	case errors.As(err, &ee):
-		if ee.msg != "" {
-			fmt.Fprintln(stderr, ee.msg)
-		}
-		return ee.code
-	case errors.As(err, &ue) || !r.ran:
-		fmt.Fprintf(stderr, "error: %s\nRun 'cairn --help' for usage.\n", err)
-		return exitUsage
-	case errors.As(err, &ae):
-		fmt.Fprintf(stderr, "error: %s\n", ae.Message)
-		for _, d := range ae.Diagnostics {
-			fmt.Fprintln(stderr, formatDiagnostic(d))
-		}
-		return exitFailed
-	default:
-		fmt.Fprintf(stderr, "error: %s\n", err)
-		return exitFailed
-	}
 }
 
 func (r *runner) rootCommand() *cobra.Command {
@@ -136,7 +49,7 @@ func (r *runner) rootCommand() *cobra.Command {
 	pf.StringVar(&r.token, "token", "", "API bearer token (env CAIRN_TOKEN); with server: the token to require")
 	pf.StringVar(&r.dir, "dir", "", "state directory (env CAIRN_DIR; default .cairn)")
 	pf.StringVarP(&r.output, "output", "o", "text", "output format: text or json")
-	pf.BoolVarP(&r.verbose, "verbose", "v", false, "log more to stderr")
+	pf.BoolVarP(&r.verbose, "verbose", "v", false, "in-process: log at info level to stderr (default: warnings only)")
 	root.AddCommand(r.deployCommand(), r.previewCommand(), r.deleteCommand(), r.stacksCommand(),
 		r.describeCommand(), r.eventsCommand(), r.outputsCommand(), r.validateCommand(), r.serverCommand())
 	return root
@@ -144,7 +57,7 @@ func (r *runner) rootCommand() *cobra.Command {
 
 // action wraps a command's body: it fills the global flags from the environment, checks
 // them, and marks errors from then on as failures rather than usage errors.
-func (r *runner) action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+func (r *runner) action(fn func(cmd *cobra.Command) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
 			return usagef("unexpected argument %q", args[0])
@@ -154,7 +67,7 @@ func (r *runner) action(fn func(cmd *cobra.Command, args []string) error) func(*
 			return usagef("--output must be text or json, not %q", r.output)
 		}
 		r.ran = true
-		return fn(cmd, args)
+		return fn(cmd)
 	}
 }
 
@@ -175,25 +88,48 @@ func (r *runner) fromEnv(cmd *cobra.Command) {
 	fill("dir", &r.dir, "CAIRN_DIR", ".cairn")
 }
 
-// connect returns a client of --server, or of a cairn started in-process; close stops the
-// latter (with a 10 s deadline) and must be called.
-func (r *runner) connect(ctx context.Context) (c *client.Client, close func(), err error) {
-	if r.server != "" {
-		return client.New(r.server, r.token, nil), func() {}, nil
+// configFlags maps the flags of `cairn server` to the app.Config fields they set; each also
+// reads the environment variable envName(flag) when not given.
+func configFlags(cfg *app.Config) map[string]*string {
+	return map[string]*string{
+		"listen": &cfg.Listen, "public-url": &cfg.PublicURL, "tls-listen": &cfg.TLSListen,
+		"tls-cert": &cfg.TLSCert, "tls-key": &cfg.TLSKey, "tls-public-url": &cfg.TLSPublicURL,
+		"region": &cfg.Region, "account-id": &cfg.AccountID,
 	}
+}
+
+// envName is the environment variable of a server flag: "public-url" -> CAIRN_PUBLIC_URL.
+func envName(flag string) string {
+	return "CAIRN_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// inProcessConfig is the configuration of a cairn started in-process: the state in --dir, a
+// loopback port, and the server settings the environment gives (CAIRN_PUBLIC_URL, ...).
+func (r *runner) inProcessConfig() app.Config {
+	var cfg app.Config
+	for flag, p := range configFlags(&cfg) {
+		*p = r.env.Getenv(envName(flag))
+	}
+	cfg.Dir = r.dir
+	cfg.Listen = "127.0.0.1:0"
 	level := slog.LevelWarn
 	if r.verbose {
 		level = slog.LevelInfo
 	}
-	log := slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: level}))
-	a, err := r.env.Start(ctx, app.Config{
-		Dir:          r.dir,
-		Listen:       "127.0.0.1:0",
-		PublicURL:    r.env.Getenv("CAIRN_PUBLIC_URL"),
-		TLSListen:    r.env.Getenv("CAIRN_TLS_LISTEN"),
-		TLSPublicURL: r.env.Getenv("CAIRN_TLS_PUBLIC_URL"),
-		Logger:       log,
-	})
+	cfg.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: level}))
+	return cfg
+}
+
+// connect returns a client of --server, or of a cairn started in-process; stop stops the
+// latter (with a 10 s deadline) and must be called. Both go through the same HTTP API.
+func (r *runner) connect(ctx context.Context) (c *client.Client, stop func(), err error) {
+	if r.server != "" {
+		return client.New(r.server, r.token, nil), func() {}, nil
+	}
+	if r.env.Start == nil {
+		return nil, nil, fmt.Errorf("no server given (--server or CAIRN_SERVER) and this build cannot run cairn in-process")
+	}
+	a, err := r.env.Start(ctx, r.inProcessConfig())
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot start cairn in-process: %w", err)
 	}
@@ -202,14 +138,19 @@ func (r *runner) connect(ctx context.Context) (c *client.Client, close func(), e
 		// Handlers that PUT over HTTPS must trust cairn's own CA; say how, once per run.
 		fmt.Fprintf(r.env.Stderr, "cairn: HTTPS uses cairn's own CA: give handlers NODE_EXTRA_CA_CERTS=%s or SSL_CERT_FILE=%s\n", ca, ca)
 	}
-	close = func() {
+	stop = func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if err := a.Shutdown(sctx); err != nil {
 			fmt.Fprintf(r.env.Stderr, "warning: cannot stop cairn cleanly: %s\n", err)
 		}
 	}
-	return client.New(a.URL(), a.Token(), nil), close, nil
+	return client.New(a.URL(), a.Token(), nil), stop, nil
+}
+
+// view renders on stdout in the format --output chose.
+func (r *runner) view() view {
+	return view{w: r.env.Stdout, json: r.output == "json", colour: isTerminal(r.env.Stdout), loc: timeZone}
 }
 
 // isTerminal reports whether w is a terminal, for colours.

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/app"
+)
+
+// StartFunc starts cairn in-process; app.Start in production.
+type StartFunc func(ctx context.Context, cfg app.Config) (*app.App, error)
+
+// Env is what the CLI may touch of the process. Nil Stdout and Stderr discard, nil Getenv
+// sees an empty environment, nil Stdin reads nothing, and nil Start makes the in-process mode
+// (no --server) an error.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Start          StartFunc
+}
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// usageError is a mistake in the command line: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// exitError ends the command with code, after msg (when not empty) on stderr.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// Run runs the cairn command line with args (without the program name) and returns the exit
+// code: 0 ok, 1 failure, 2 usage error, 130 interrupted (ctx ended).
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	if env.Stdin == nil {
+		env.Stdin = eofReader{}
+	}
+	r := &runner{env: env}
+	root := r.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	return r.report(root.ExecuteContext(ctx))
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// report prints err and maps it to an exit code.
+func (r *runner) report(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	stderr := r.env.Stderr
+	var ue *usageError
+	var ee *exitError
+	var ae *api.Error
+	switch {
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, ee.msg)
+		}
+		return ee.code
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "interrupted")
+		return exitInterrupted
+	case errors.As(err, &ue) || !r.ran:
+		fmt.Fprintf(stderr, "error: %s\nRun 'cairn --help' for usage.\n", err)
+		return exitUsage
+	case errors.As(err, &ae):
+		fmt.Fprintf(stderr, "error: %s\n", ae.Message)
+		for _, d := range ae.Diagnostics {
+			fmt.Fprintln(stderr, formatDiagnostic(d))
+		}
+		return exitFailed
+	default:
+		fmt.Fprintf(stderr, "error: %s\n", err)
+		return exitFailed
+	}
+}
