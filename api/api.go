@@ -6,8 +6,15 @@ import "time"
 
 // DeployRequest is the body of POST /v1/stacks/{name}/deploy and /preview.
 type DeployRequest struct {
-	TemplateName    string            `json:"templateName"` // file name, used in error locations
-	Template        string            `json:"template"`     // template source text
+	TemplateName string `json:"templateName"` // file name, used in error locations
+	Template     string `json:"template"`     // template source text
+	// Files holds a Terraform-language configuration instead of Template: every file of its
+	// directory by slash-separated relative path (.tf, .tf.json, .tfvars, local modules, files
+	// read by file()). VarFiles names those to load as -var-file, in order; Env holds TF_VAR_*
+	// values by variable name. Parameters are -var values and win over both.
+	Files           map[string]string `json:"files,omitempty"`
+	VarFiles        []string          `json:"varFiles,omitempty"`
+	Env             map[string]string `json:"env,omitempty"`
 	Parameters      map[string]string `json:"parameters,omitempty"`
 	DisableRollback bool              `json:"disableRollback,omitempty"`
 	TimeoutSeconds  int               `json:"timeoutSeconds,omitempty"` // 0: no stack timeout
@@ -17,6 +24,9 @@ type DeployRequest struct {
 type ValidateRequest struct {
 	TemplateName string            `json:"templateName"`
 	Template     string            `json:"template"`
+	Files        map[string]string `json:"files,omitempty"`
+	VarFiles     []string          `json:"varFiles,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
 	Parameters   map[string]string `json:"parameters,omitempty"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/diag"
@@ -28,7 +29,77 @@ type Provider interface {
 	Read(ctx context.Context, req ReadRequest) (ReadResponse, error)
 	Update(ctx context.Context, req UpdateRequest) (UpdateResponse, error)
 	Delete(ctx context.Context, req DeleteRequest) (DeleteResponse, error)
+
+	// Schema describes a resource type, data source or the provider's own configuration, for
+	// template languages that decode blocks by schema (the Terraform language). A provider
+	// without schemas returns ErrNotSupported.
+	Schema(ctx context.Context, req SchemaRequest) (Schema, error)
+	// Configure gives the provider its configuration (a Terraform provider block) before any
+	// other call of an operation. Config may hold unknowns during a preview.
+	Configure(ctx context.Context, req ConfigureRequest) (ConfigureResponse, error)
+	// ReadData reads a data source.
+	ReadData(ctx context.Context, req ReadDataRequest) (ReadDataResponse, error)
+	// Import adopts an existing object by its id and returns its state.
+	Import(ctx context.Context, req ImportRequest) (ImportResponse, error)
 	Close() error
+}
+
+// SchemaKind says what a Schema is about.
+type SchemaKind string
+
+const (
+	SchemaResource SchemaKind = "resource"
+	SchemaData     SchemaKind = "data"
+	SchemaProvider SchemaKind = "provider"
+)
+
+// SchemaRequest names what to describe; Type is empty for SchemaProvider.
+type SchemaRequest struct {
+	Kind SchemaKind
+	Type string
+}
+
+// Schema is a block's structure: Spec decodes a configuration body into the value the
+// provider expects (its type is ImpliedType).
+type Schema struct {
+	Spec        hcldec.Spec
+	ImpliedType cty.Type
+}
+
+// ConfigureRequest configures a provider instance.
+type ConfigureRequest struct {
+	Config cty.Value
+}
+
+// ConfigureResponse carries the provider's diagnostics.
+type ConfigureResponse struct {
+	Diagnostics diag.Diagnostics
+}
+
+// ReadDataRequest reads a data source of Resource.Type with its configuration.
+type ReadDataRequest struct {
+	Resource Resource
+	Config   cty.Value // may hold unknowns during a preview: the provider then returns unknowns
+}
+
+// ReadDataResponse is the data source's state.
+type ReadDataResponse struct {
+	State       cty.Value
+	Diagnostics diag.Diagnostics
+}
+
+// ImportRequest adopts the object that ID names as a resource of Resource.Type.
+type ImportRequest struct {
+	Resource Resource
+	ID       string
+}
+
+// ImportResponse is the adopted object, read back.
+type ImportResponse struct {
+	ID          string
+	Outputs     cty.Value
+	Private     []byte
+	Diagnostics diag.Diagnostics
 }
 
 // Capabilities declares optional behaviour, so the engine plans around what is missing rather
@@ -60,6 +131,7 @@ type CheckRequest struct {
 type CheckResponse struct {
 	Props    cty.Value
 	Failures []CheckFailure
+	Warnings []CheckFailure // shown to the user; they do not stop the deploy
 }
 
 // CheckFailure is one invalid property.
@@ -74,6 +146,9 @@ type DiffRequest struct {
 	ID       string
 	OldProps cty.Value
 	NewProps cty.Value // may hold unknowns during a preview
+	// OldOutputs and Private are what the last create, update or read returned.
+	OldOutputs cty.Value
+	Private    []byte
 }
 
 // DiffResponse says what an update would do.
@@ -84,6 +159,12 @@ type DiffResponse struct {
 	// Update (a custom-resource handler replaces by returning a new physical id).
 	Replace    bool
 	MayReplace bool
+	// Planned is the outputs the change is expected to produce, unknown where not known until
+	// it is applied (cty.NilVal when the provider cannot tell). ReplacePaths lists the dotted
+	// attribute paths that force a replacement.
+	Planned      cty.Value
+	ReplacePaths []string
+	Diagnostics  diag.Diagnostics // warnings from planning
 }
 
 // CreateRequest creates a resource.
@@ -99,6 +180,7 @@ type CreateRequest struct {
 type CreateResponse struct {
 	ID          string
 	Outputs     cty.Value
+	Private     []byte // opaque provider data, passed back on later calls
 	Diagnostics diag.Diagnostics
 }
 
@@ -108,6 +190,7 @@ type ReadRequest struct {
 	ID       string
 	Props    cty.Value
 	Outputs  cty.Value
+	Private  []byte
 }
 
 // ReadResponse returns the live resource; an empty ID means it no longer exists.
@@ -115,6 +198,7 @@ type ReadResponse struct {
 	ID          string
 	Props       cty.Value
 	Outputs     cty.Value
+	Private     []byte
 	Diagnostics diag.Diagnostics
 }
 
@@ -126,6 +210,7 @@ type UpdateRequest struct {
 	OldProps   cty.Value
 	NewProps   cty.Value
 	OldOutputs cty.Value
+	Private    []byte
 	Timeout    time.Duration
 }
 
@@ -134,6 +219,7 @@ type UpdateRequest struct {
 type UpdateResponse struct {
 	ID          string
 	Outputs     cty.Value
+	Private     []byte
 	Diagnostics diag.Diagnostics
 }
 
@@ -144,6 +230,7 @@ type DeleteRequest struct {
 	ID       string
 	Props    cty.Value
 	Outputs  cty.Value
+	Private  []byte
 	Timeout  time.Duration
 }
 
@@ -162,5 +249,17 @@ type Unimplemented struct{}
 func (Unimplemented) Capabilities() Capabilities { return Capabilities{} }
 func (Unimplemented) Read(context.Context, ReadRequest) (ReadResponse, error) {
 	return ReadResponse{}, ErrNotSupported
+}
+func (Unimplemented) Schema(context.Context, SchemaRequest) (Schema, error) {
+	return Schema{}, ErrNotSupported
+}
+func (Unimplemented) Configure(context.Context, ConfigureRequest) (ConfigureResponse, error) {
+	return ConfigureResponse{}, nil
+}
+func (Unimplemented) ReadData(context.Context, ReadDataRequest) (ReadDataResponse, error) {
+	return ReadDataResponse{}, ErrNotSupported
+}
+func (Unimplemented) Import(context.Context, ImportRequest) (ImportResponse, error) {
+	return ImportResponse{}, ErrNotSupported
 }
 func (Unimplemented) Close() error { return nil }

@@ -4,6 +4,7 @@
 package template
 
 import (
+	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/diag"
@@ -17,6 +18,7 @@ type Dialect string
 const (
 	CloudFormation Dialect = "cloudformation"
 	ROS            Dialect = "ros"
+	Terraform      Dialect = "terraform" // the Terraform language; failures stop, nothing rolls back
 )
 
 // Stack is a parsed, parameter-bound template.
@@ -26,6 +28,50 @@ type Stack struct {
 	Parameters  []*Parameter // declared parameters with the values they took
 	Resources   []*Resource  // in template order; resources whose Condition is false are absent
 	Outputs     []*Output
+
+	// The Terraform language only: the providers the template requires and the provider
+	// configurations its resources use (a default configuration for every required provider
+	// that has no provider block).
+	Requirements []*ProviderRequirement
+	Providers    []*ProviderConfig
+}
+
+// ProviderRequirement is one entry of required_providers, merged across modules.
+type ProviderRequirement struct {
+	Name     string // local name, e.g. "time"
+	Source   string // fully qualified: "registry.terraform.io/hashicorp/time"
+	Versions string // version constraints, comma-separated; "" for any
+	Range    diag.Range
+}
+
+// ProviderConfig is one provider block (or the implied empty one).
+type ProviderConfig struct {
+	Addr      string // "provider.time" or "provider.time.west": its node in the dependency graph
+	Name      string // local name, matching a ProviderRequirement
+	Alias     string
+	Config    Expr // usually a BodyExpr, decoded with the provider's own schema
+	DependsOn []string
+	Range     diag.Range
+}
+
+// Provider returns the provider configuration with address addr, or nil.
+func (s *Stack) Provider(addr string) *ProviderConfig {
+	for _, p := range s.Providers {
+		if p.Addr == addr {
+			return p
+		}
+	}
+	return nil
+}
+
+// Requirement returns the requirement for local name, or nil.
+func (s *Stack) Requirement(name string) *ProviderRequirement {
+	for _, r := range s.Requirements {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
 }
 
 // Resource returns the resource called name, or nil.
@@ -59,11 +105,21 @@ const (
 	Snapshot Policy = "Snapshot" // treated as Delete by custom resources, which have no snapshots
 )
 
-// Resource is one declared resource.
+// Mode says whether a resource is managed or read (a Terraform data source).
+type Mode string
+
+const (
+	Managed Mode = ""
+	Data    Mode = "data"
+)
+
+// Resource is one declared resource (one instance, for the Terraform language: count and
+// for_each are expanded by the parser).
 type Resource struct {
-	Name       string // logical id
+	Name       string // logical id; for the Terraform language the instance address, e.g. `module.m.time_static.t["a"]`
 	Type       string
 	Properties Expr // evaluates to an object (EmptyObjectVal when none)
+	Mode       Mode
 	// DependsOn lists every resource this one needs, explicit DependsOn and references alike,
 	// sorted and without duplicates.
 	DependsOn           []string
@@ -74,6 +130,14 @@ type Resource struct {
 	// PropertyRanges locates properties in the source by dotted path below Properties
 	// ("ServiceToken", "Parameters.Size"); the empty key is the Properties key itself.
 	PropertyRanges map[string]diag.Range
+
+	// The Terraform language only.
+	Provider            string // address of the ProviderConfig serving it
+	CreateBeforeDestroy bool
+	PreventDestroy      bool
+	IgnoreChanges       []cty.Path // attributes whose changes are ignored; IgnoreAllChanges for `all`
+	IgnoreAllChanges    bool
+	ReplaceTriggeredBy  []string // resource addresses whose replacement or update replaces this one
 }
 
 // PropertyRange returns the best known source range for the property at path: the range of
@@ -112,6 +176,14 @@ type Expr interface {
 	// Eval computes the value in s. Where s says a referenced resource is not yet known the
 	// result holds unknowns (a preview shows them as "known after apply").
 	Eval(s Scope) (cty.Value, diag.Diagnostics)
+}
+
+// BodyExpr is a configuration block that only the provider's schema can decode (blocks of the
+// Terraform language). The engine asks the serving provider for the schema and calls
+// EvalSpec; Eval, without one, decodes attributes only.
+type BodyExpr interface {
+	Expr
+	EvalSpec(s Scope, spec hcldec.Spec) (cty.Value, diag.Diagnostics)
 }
 
 // Scope gives an expression the resources it references.
