@@ -64,7 +64,13 @@ type Resource struct {
 	// DeletionPolicy is the template's policy for the resource ("Delete", "Retain"), kept so a
 	// resource removed from the template is deleted or retained as it said.
 	DeletionPolicy string
-	UpdatedAt      time.Time
+	// Private is opaque provider data returned with the outputs and passed back on the next
+	// call (Terraform providers' private state).
+	Private []byte
+	// Provider is the provider configuration that manages the resource (Terraform language),
+	// kept so a resource removed from the template is deleted by the provider that made it.
+	Provider  string
+	UpdatedAt time.Time
 }
 
 // Resources stores resource rows. Writes that settle a provider call go through

@@ -95,4 +95,9 @@ CREATE TABLE custom_requests (
 ALTER TABLE stacks DROP COLUMN operation;
 CREATE INDEX operations_by_stack ON operations (stack);
 `,
+	// 3: Terraform providers' private data and the provider configuration of a resource.
+	`
+ALTER TABLE resources ADD COLUMN private BLOB;
+ALTER TABLE resources ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+`,
 }

@@ -94,14 +94,14 @@ func (s *Store) DeleteStack(ctx context.Context, name string) error {
 	return nil
 }
 
-const resourceCols = `stack, name, type, id, status, status_reason, props, outputs, deps, deletion_policy, updated_at`
+const resourceCols = `stack, name, type, id, status, status_reason, props, outputs, deps, deletion_policy, updated_at, private, provider`
 
 func scanResource(sc scanner) (state.Resource, error) {
 	var r state.Resource
 	var deps string
 	var u int64
 	if err := sc.Scan(&r.Stack, &r.Name, &r.Type, &r.ID, &r.Status, &r.StatusReason, &r.Props, &r.Outputs, &deps,
-		&r.DeletionPolicy, &u); err != nil {
+		&r.DeletionPolicy, &u, &r.Private, &r.Provider); err != nil {
 		return r, err
 	}
 	r.UpdatedAt = tm(u)
@@ -169,7 +169,7 @@ func (s *Store) write(ctx context.Context, tx *sql.Tx, stack string, w state.Wri
 			return fmt.Errorf("cannot encode deps of resource %s: %w", r.Name, err)
 		}
 		_, err = tx.StmtContext(ctx, s.st.putResource).ExecContext(ctx, stack, r.Name, r.Type, r.ID, r.Status,
-			r.StatusReason, r.Props, r.Outputs, string(deps), r.DeletionPolicy, ms(r.UpdatedAt))
+			r.StatusReason, r.Props, r.Outputs, string(deps), r.DeletionPolicy, ms(r.UpdatedAt), r.Private, r.Provider)
 		return err
 	case w.Delete != "":
 		_, err := tx.StmtContext(ctx, s.st.delResource).ExecContext(ctx, stack, w.Delete)

@@ -89,7 +89,8 @@ func stack(name string) state.Stack {
 func resource(stack, name string) state.Resource {
 	return state.Resource{Stack: stack, Name: name, Type: "Custom::Thing", ID: "phys-" + name, Status: "CREATE_COMPLETE",
 		StatusReason: "", Props: []byte(`{"A":1}`), Outputs: []byte(`{"B":"x"}`), Deps: []string{"Other", "Z"},
-		DeletionPolicy: "Delete", UpdatedAt: t0.Add(time.Second)}
+		DeletionPolicy: "Delete", Private: []byte(`{"v":1}`), Provider: "provider.time",
+		UpdatedAt: t0.Add(time.Second)}
 }
 
 func entry(op, stack, step, phase string) state.JournalEntry {
