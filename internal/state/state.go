@@ -36,6 +36,9 @@ type Stack struct {
 	Description  string
 	Parameters   []byte // JSON, as value.Marshal wrote it (NoEcho values keep their mark)
 	Outputs      []byte // JSON list of api.Output, already masked
+	// Template is the source of the last deploy that started (JSON of api.DeployRequest): a
+	// Terraform-language stack needs its provider configurations to delete its resources.
+	Template  []byte
 	Operation    string // id of the running operation, or "": derived by the store, ignored by PutStack
 	CreatedAt    time.Time
 	UpdatedAt    time.Time

@@ -95,9 +95,11 @@ CREATE TABLE custom_requests (
 ALTER TABLE stacks DROP COLUMN operation;
 CREATE INDEX operations_by_stack ON operations (stack);
 `,
-	// 3: Terraform providers' private data and the provider configuration of a resource.
+	// 3: Terraform providers' private data and the provider configuration of a resource; the
+	// template of a stack's last deploy.
 	`
 ALTER TABLE resources ADD COLUMN private BLOB;
 ALTER TABLE resources ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+ALTER TABLE stacks ADD COLUMN template BLOB;
 `,
 }
