@@ -17,6 +17,7 @@ type DeployRequest struct {
 	Env             map[string]string `json:"env,omitempty"`
 	Parameters      map[string]string `json:"parameters,omitempty"`
 	DisableRollback bool              `json:"disableRollback,omitempty"`
+	Upgrade         bool              `json:"upgrade,omitempty"` // pick the newest allowed provider versions, ignoring the lock file
 	TimeoutSeconds  int               `json:"timeoutSeconds,omitempty"` // 0: no stack timeout
 }
 
@@ -28,6 +29,15 @@ type ValidateRequest struct {
 	VarFiles     []string          `json:"varFiles,omitempty"`
 	Env          map[string]string `json:"env,omitempty"`
 	Parameters   map[string]string `json:"parameters,omitempty"`
+}
+
+// ImportRequest is the body of POST /v1/stacks/{name}/import: adopt the existing object ID as
+// the resource at Address of the template in Source (a Terraform-language configuration), as
+// terraform import does.
+type ImportRequest struct {
+	Source  DeployRequest `json:"source"`
+	Address string        `json:"address"` // e.g. cairntest_thing.a or module.m.x.y["k"]
+	ID      string        `json:"id"`
 }
 
 // DeleteRequest is the (optional) body of DELETE /v1/stacks/{name}.
@@ -73,6 +83,11 @@ const (
 	ReplaceFalse  = "False"
 	ReplaceMaybe  = "Conditional" // the provider decides during the update
 	UnknownMarker = "(known after apply)"
+	// SensitiveMarker stands for a secret in a Terraform-language preview, as terraform plan
+	// shows it; other dialects show "****".
+	SensitiveMarker = "(sensitive value)"
+	// ActionRead is a data source read during a deploy (its configuration is not known yet).
+	ActionRead = "Read"
 )
 
 // Change is what a deploy would do to one resource.
@@ -91,13 +106,17 @@ type PropertyChange struct {
 	Name   string `json:"name"`
 	Before any    `json:"before,omitempty"`
 	After  any    `json:"after,omitempty"`
+	// ForcesReplacement marks the attributes that make a Terraform provider replace the resource.
+	ForcesReplacement bool `json:"forcesReplacement,omitempty"`
 }
 
 // PreviewResponse answers POST /v1/stacks/{name}/preview.
 type PreviewResponse struct {
 	Stack       string       `json:"stack"`
+	Dialect     string       `json:"dialect,omitempty"` // "terraform" for a Terraform-language template
 	Changes     []Change     `json:"changes"`
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	LockFile    string       `json:"lockFile,omitempty"` // see Operation.LockFile
 }
 
 // Operation is a running or finished deploy or delete.
@@ -110,6 +129,9 @@ type Operation struct {
 	StartedAt    time.Time `json:"startedAt"`
 	EndedAt      time.Time `json:"endedAt,omitzero"`
 	StackStatus  string    `json:"stackStatus,omitempty"`
+	// LockFile is the provider lock file (.terraform.lock.hcl) the deploy uses; only in the
+	// answer that starts a Terraform-language deploy, for the client to keep beside the files.
+	LockFile string `json:"lockFile,omitempty"`
 }
 
 // Output is a stack output; Value is "****" when it carries a secret.
@@ -127,6 +149,8 @@ type Resource struct {
 	Status       string    `json:"status"`
 	StatusReason string    `json:"statusReason,omitempty"`
 	UpdatedAt    time.Time `json:"updatedAt"`
+	// Attributes is a Terraform-language resource's state, secrets as SensitiveMarker.
+	Attributes any `json:"attributes,omitempty"`
 }
 
 // Stack is a stack's summary (GET /v1/stacks) or, with Resources and Outputs, its

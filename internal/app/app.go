@@ -56,6 +56,9 @@ type Config struct {
 	NoAuth bool
 	// Region and AccountID are the engine's pseudo parameters; engine defaults when empty.
 	Region, AccountID string
+	// PluginDirs are searched for Terraform provider plugins before the places terraform's
+	// CLI configuration names (TF_CLI_CONFIG_FILE, ~/.terraformrc, the implied mirrors).
+	PluginDirs []string
 	// Logger receives the access log and lifecycle messages; nil: discard.
 	Logger *slog.Logger
 }
@@ -123,7 +126,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	for _, pattern := range []string{"Custom::*", "AWS::CloudFormation::CustomResource", "ALIYUN::ROS::CustomResource"} {
 		a.reg.Register(pattern, cr)
 	}
-	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Region: cfg.Region, AccountID: cfg.AccountID})
+	plugins, err := newPlugins(cfg.PluginDirs, a.log)
+	if err != nil {
+		return nil, err
+	}
+	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the engine: %w", err)
 	}

@@ -10,19 +10,21 @@ import (
 
 func (r *runner) deployCommand() *cobra.Command {
 	var (
-		file, stack     string
-		params          []string
+		sf              sourceFlags
+		stack           string
 		disableRollback bool
 		timeout         time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "deploy -f FILE --stack NAME",
+		Use:   "deploy [-f FILE|DIR] --stack NAME",
 		Short: "Create or update a stack and follow its events",
+		Long: "Create or update a stack and follow its events. The template is a CloudFormation or ROS file,\n" +
+			"or a directory of Terraform-language files (.tf, .tf.json). Ctrl-C cancels the deploy: the\n" +
+			"providers are told to stop and the stack ends failed (a CloudFormation stack rolls back).",
 	}
+	sf.register(cmd)
 	f := cmd.Flags()
-	f.StringVarP(&file, "file", "f", "", "template file, - for stdin (required)")
 	f.StringVar(&stack, "stack", "", "stack name (required)")
-	f.StringArrayVarP(&params, "parameter", "p", nil, "template parameter KEY=VALUE (repeatable)")
 	f.BoolVar(&disableRollback, "disable-rollback", false, "keep what was created when the deploy fails")
 	f.DurationVar(&timeout, "timeout", 0, "stack timeout, such as 30m (0: none)")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
@@ -33,23 +35,25 @@ func (r *runner) deployCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		ps, err := parseParameters(params)
+		src, err := r.readSource(&sf)
 		if err != nil {
 			return err
 		}
-		name, text, err := r.readTemplate(file)
-		if err != nil {
-			return err
-		}
-		req := api.DeployRequest{TemplateName: name, Template: text, Parameters: ps,
-			DisableRollback: disableRollback, TimeoutSeconds: secs}
+		req := src.req
+		req.DisableRollback, req.TimeoutSeconds = disableRollback, secs
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
 		if err != nil {
 			return err
 		}
 		defer closeApp()
-		op, err := r.start(ctx, c, stack, func() (api.Operation, error) { return c.Deploy(ctx, stack, req) })
+		op, err := r.start(ctx, c, stack, func() (api.Operation, error) {
+			op, err := c.Deploy(ctx, stack, req)
+			if err == nil {
+				err = r.keepLock(src, op.LockFile)
+			}
+			return op, err
+		})
 		if err != nil {
 			return err
 		}

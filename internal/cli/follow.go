@@ -103,6 +103,14 @@ func (r *runner) start(ctx context.Context, c *client.Client, stack string, begi
 	if err != nil {
 		return api.Operation{}, err
 	}
+	// The first Ctrl-C cancels the operation and goes on following it until it ends; the
+	// second stops following.
+	defer r.env.Interrupt.handle(func() {
+		fmt.Fprintln(r.env.Stderr, "Interrupt received: cancelling the operation and waiting for the providers to stop (Ctrl-C again to stop waiting)...")
+		if _, err := c.Cancel(context.WithoutCancel(ctx), op.Stack); err != nil {
+			fmt.Fprintf(r.env.Stderr, "warning: cannot cancel: %s\n", err)
+		}
+	})()
 	return r.follow(ctx, c, op, after, r.view().progress())
 }
 

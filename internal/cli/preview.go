@@ -4,32 +4,24 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/cairn-dev/cairn/api"
 )
 
 func (r *runner) previewCommand() *cobra.Command {
 	var (
-		file, stack string
-		params      []string
+		sf    sourceFlags
+		stack string
 	)
 	cmd := &cobra.Command{
-		Use:   "preview -f FILE --stack NAME",
+		Use:   "preview [-f FILE|DIR] --stack NAME",
 		Short: "Show what a deploy would change, without changing anything",
 	}
-	f := cmd.Flags()
-	f.StringVarP(&file, "file", "f", "", "template file, - for stdin (required)")
-	f.StringVar(&stack, "stack", "", "stack name (required)")
-	f.StringArrayVarP(&params, "parameter", "p", nil, "template parameter KEY=VALUE (repeatable)")
+	sf.register(cmd)
+	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		if err := required("--stack", stack); err != nil {
 			return err
 		}
-		ps, err := parseParameters(params)
-		if err != nil {
-			return err
-		}
-		name, text, err := r.readTemplate(file)
+		src, err := r.readSource(&sf)
 		if err != nil {
 			return err
 		}
@@ -39,8 +31,11 @@ func (r *runner) previewCommand() *cobra.Command {
 			return err
 		}
 		defer closeApp()
-		p, err := c.Preview(ctx, stack, api.DeployRequest{TemplateName: name, Template: text, Parameters: ps})
+		p, err := c.Preview(ctx, stack, src.req)
 		if err != nil {
+			return err
+		}
+		if err := r.keepLock(src, p.LockFile); err != nil {
 			return err
 		}
 		if !r.view().json {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,6 +28,8 @@ type runner struct {
 	dir     string
 	output  string
 	verbose bool
+	// pluginDirs are searched for Terraform providers first, in terraform's mirror layout.
+	pluginDirs []string
 
 	inProcess bool // set by connect
 	ran       bool // a command's RunE was entered: errors are no longer usage errors
@@ -35,8 +38,8 @@ type runner struct {
 func (r *runner) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cairn",
-		Short: "cairn deploys CloudFormation and ROS templates to stacks",
-		Long: "cairn deploys CloudFormation and ROS templates to stacks.\n\n" +
+		Short: "cairn deploys CloudFormation, ROS and Terraform-language templates to stacks",
+		Long: "cairn deploys CloudFormation, ROS and Terraform-language templates to stacks.\n\n" +
 			"Commands talk to the server given by --server (or CAIRN_SERVER); without one, they run\n" +
 			"cairn in-process on the state in --dir.",
 		SilenceUsage:  true,
@@ -50,7 +53,8 @@ func (r *runner) rootCommand() *cobra.Command {
 	pf.StringVar(&r.dir, "dir", "", "state directory (env CAIRN_DIR; default .cairn)")
 	pf.StringVarP(&r.output, "output", "o", "text", "output format: text or json")
 	pf.BoolVarP(&r.verbose, "verbose", "v", false, "in-process: log at info level to stderr (default: warnings only)")
-	root.AddCommand(r.deployCommand(), r.previewCommand(), r.deleteCommand(), r.stacksCommand(),
+	pf.StringArrayVar(&r.pluginDirs, "plugin-dir", nil, "directory of Terraform provider plugins, searched before terraform's CLI configuration (repeatable; env CAIRN_PLUGIN_DIR, colon-separated)")
+	root.AddCommand(r.deployCommand(), r.previewCommand(), r.deleteCommand(), r.importCommand(), r.stacksCommand(),
 		r.describeCommand(), r.eventsCommand(), r.outputsCommand(), r.validateCommand(), r.serverCommand())
 	return root
 }
@@ -86,6 +90,9 @@ func (r *runner) fromEnv(cmd *cobra.Command) {
 	fill("server", &r.server, "CAIRN_SERVER", "")
 	fill("token", &r.token, "CAIRN_TOKEN", "")
 	fill("dir", &r.dir, "CAIRN_DIR", ".cairn")
+	if v := r.env.Getenv("CAIRN_PLUGIN_DIR"); v != "" && !cmd.Flags().Changed("plugin-dir") {
+		r.pluginDirs = filepath.SplitList(v)
+	}
 }
 
 // configFlags maps the flags of `cairn server` to the app.Config fields they set; each also
@@ -111,6 +118,7 @@ func (r *runner) inProcessConfig() app.Config {
 		*p = r.env.Getenv(envName(flag))
 	}
 	cfg.Dir = r.dir
+	cfg.PluginDirs = r.pluginDirs
 	cfg.Listen = "127.0.0.1:0"
 	level := slog.LevelWarn
 	if r.verbose {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/app"
@@ -20,7 +21,11 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	Environ        func() []string // for TF_VAR_*; nil sees none
 	Start          StartFunc
+	// Interrupt, when set, delivers the first Ctrl-C to a command that can stop gracefully
+	// (a deploy cancels its operation); main cancels the context on the second.
+	Interrupt *Interrupt
 }
 
 // Exit codes.
@@ -68,6 +73,46 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	return r.report(root.ExecuteContext(ctx))
+}
+
+// Interrupt routes Ctrl-C: to the handler a command installed, else to the fallback (main's
+// context cancel). It is safe for concurrent use.
+type Interrupt struct {
+	mu       sync.Mutex
+	handler  func()
+	fallback func()
+}
+
+// NewInterrupt returns an Interrupt that calls fallback when no handler is installed.
+func NewInterrupt(fallback func()) *Interrupt { return &Interrupt{fallback: fallback} }
+
+// Signal delivers one interrupt: to the installed handler, which is then removed (the next
+// one goes to the fallback), or to the fallback.
+func (i *Interrupt) Signal() {
+	i.mu.Lock()
+	h := i.handler
+	i.handler = nil
+	i.mu.Unlock()
+	if h != nil {
+		h()
+		return
+	}
+	i.fallback()
+}
+
+// handle installs h for the next interrupt and returns a function that removes it.
+func (i *Interrupt) handle(h func()) (remove func()) {
+	if i == nil {
+		return func() {}
+	}
+	i.mu.Lock()
+	i.handler = h
+	i.mu.Unlock()
+	return func() {
+		i.mu.Lock()
+		i.handler = nil
+		i.mu.Unlock()
+	}
 }
 
 type eofReader struct{}

@@ -44,6 +44,7 @@ func (r *runner) serverCommand() *cobra.Command {
 			return usagef("--tls-cert and --tls-key go together")
 		}
 		cfg.Dir = r.dir
+		cfg.PluginDirs = r.pluginDirs
 		cfg.Token = r.token
 		cfg.Logger = slog.New(slog.NewJSONHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		if r.env.Start == nil {

@@ -7,35 +7,28 @@ import (
 )
 
 func (r *runner) validateCommand() *cobra.Command {
-	var (
-		file   string
-		params []string
-	)
+	var sf sourceFlags
 	cmd := &cobra.Command{
-		Use:   "validate -f FILE",
+		Use:   "validate [-f FILE|DIR]",
 		Short: "Check a template and its parameters",
 		Long: "Check a template and its parameters. Prints every diagnostic and exits 1 if any is an\n" +
 			"error; otherwise prints \"template is valid\" and the declared parameters.",
 	}
-	f := cmd.Flags()
-	f.StringVarP(&file, "file", "f", "", "template file, - for stdin (required)")
-	f.StringArrayVarP(&params, "parameter", "p", nil, "template parameter KEY=VALUE (repeatable)")
+	sf.register(cmd)
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
-		ps, err := parseParameters(params)
+		src, err := r.readSource(&sf)
 		if err != nil {
 			return err
 		}
-		name, text, err := r.readTemplate(file)
-		if err != nil {
-			return err
-		}
+		d := src.req
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
 		if err != nil {
 			return err
 		}
 		defer closeApp()
-		v, err := c.Validate(ctx, api.ValidateRequest{TemplateName: name, Template: text, Parameters: ps})
+		v, err := c.Validate(ctx, api.ValidateRequest{TemplateName: d.TemplateName, Template: d.Template, Files: d.Files,
+			VarFiles: d.VarFiles, Env: d.Env, Parameters: d.Parameters})
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,10 @@ func (v view) preview(p api.PreviewResponse) error {
 		p.Changes = nonNil(p.Changes)
 		return writeJSON(v.w, p)
 	}
+	if p.Dialect == "terraform" {
+		writePlan(v.w, p, v.colour)
+		return nil
+	}
 	writePreview(v.w, p, v.colour)
 	return nil
 }

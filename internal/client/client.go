@@ -61,6 +61,21 @@ func (c *Client) Delete(ctx context.Context, stack string, req api.DeleteRequest
 	return op, err
 }
 
+// Cancel asks the running operation of stack to stop and returns it (still running: follow it
+// to its end).
+func (c *Client) Cancel(ctx context.Context, stack string) (api.Operation, error) {
+	var op api.Operation
+	err := c.do(ctx, http.MethodPost, "/v1/stacks/"+url.PathEscape(stack)+"/cancel", nil, struct{}{}, &op)
+	return op, err
+}
+
+// Import adopts an existing object as a resource of stack.
+func (c *Client) Import(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error) {
+	var res api.Resource
+	err := c.do(ctx, http.MethodPost, "/v1/stacks/"+url.PathEscape(stack)+"/import", nil, req, &res)
+	return res, err
+}
+
 // Operation returns operation id. With wait > 0 the server holds the request until the
 // operation is no longer running or wait has elapsed.
 func (c *Client) Operation(ctx context.Context, id string, wait time.Duration) (api.Operation, error) {

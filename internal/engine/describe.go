@@ -7,6 +7,8 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/value"
 )
 
 // Stack describes a stack with its resources, parameters (NoEcho masked) and outputs.
@@ -24,8 +26,15 @@ func (e *Engine) Stack(ctx context.Context, name string) (api.Stack, error) {
 		return api.Stack{}, fmt.Errorf("cannot read resources of stack %s: %w", name, err)
 	}
 	for _, r := range rows {
-		out.Resources = append(out.Resources, api.Resource{LogicalID: r.Name, PhysicalID: r.ID, Type: r.Type,
-			Status: r.Status, StatusReason: r.StatusReason, UpdatedAt: r.UpdatedAt})
+		res := api.Resource{LogicalID: r.Name, PhysicalID: r.ID, Type: r.Type,
+			Status: r.Status, StatusReason: r.StatusReason, UpdatedAt: r.UpdatedAt}
+		if st.Dialect == string(template.Terraform) {
+			// A Terraform resource's state is what users read (terraform show); secrets masked.
+			if v, err := value.Unmarshal(r.Outputs); err == nil && !v.IsNull() {
+				res.Attributes = value.MaskedAs(v, api.UnknownMarker, api.SensitiveMarker)
+			}
+		}
+		out.Resources = append(out.Resources, res)
 	}
 	return out, nil
 }

@@ -23,6 +23,8 @@ import (
 type Options struct {
 	Store     state.Store
 	Providers *provider.Registry
+	// Plugins serves the Terraform language's providers; nil refuses such templates.
+	Plugins Plugins
 	// Region and AccountID fill AWS::Region / ALIYUN::Region and friends; defaults
 	// "us-east-1" and "123456789012".
 	Region    string
@@ -47,6 +49,33 @@ func (e *ValidationError) Error() string { return e.Diagnostics.Err().Error() }
 // state.ErrNotFound so callers need to know only one.
 var ErrNotFound = state.ErrNotFound
 
+// errCancelled is the cause of a run cancelled by Cancel.
+var errCancelled = errors.New("operation cancelled by the user")
+
+// cancelled reports whether ctx ended because the user cancelled the operation.
+func cancelled(ctx context.Context) bool { return errors.Is(context.Cause(ctx), errCancelled) }
+
+// Cancel asks the running operation of stack to stop: provider calls in flight are told to
+// stop, nothing new starts, and the operation ends as failed (a CloudFormation-dialect stack
+// then rolls back, as CancelUpdateStack does). It returns the operation.
+func (e *Engine) Cancel(ctx context.Context, stack string) (api.Operation, error) {
+	st, err := e.store.GetStack(ctx, stack)
+	if err != nil {
+		return api.Operation{}, fmt.Errorf("cannot find stack %s: %w", stack, err)
+	}
+	if st.Operation == "" {
+		return api.Operation{}, fmt.Errorf("stack %s has no running operation: %w", stack, ErrNotFound)
+	}
+	e.mu.Lock()
+	cancel := e.cancels[st.Operation]
+	e.mu.Unlock()
+	if cancel == nil {
+		return api.Operation{}, fmt.Errorf("operation %s of stack %s is run by another cairn server (or is being resumed): cancel it there", st.Operation, stack)
+	}
+	cancel(errCancelled)
+	return e.Operation(ctx, st.Operation)
+}
+
 // errShutdown ends a run whose engine is shutting down; the operation stays running in the
 // store and is resumed later.
 var errShutdown = errors.New("engine is shutting down")
@@ -63,6 +92,7 @@ type Engine struct {
 	mu      sync.Mutex
 	notify  chan struct{}            // closed and replaced at every event
 	running map[string]chan struct{} // operation id -> closed when its run returns here
+	cancels map[string]context.CancelCauseFunc
 }
 
 // New returns an engine over o.Store and o.Providers.
@@ -90,7 +120,8 @@ func New(o Options) (*Engine, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Engine{o: o, store: o.Store, reg: o.Providers, runCtx: ctx, stop: stop,
-		notify: make(chan struct{}), running: map[string]chan struct{}{}}, nil
+		notify: make(chan struct{}), running: map[string]chan struct{}{},
+		cancels: map[string]context.CancelCauseFunc{}}, nil
 }
 
 func (e *Engine) now() time.Time { return e.o.Now().UTC() }

@@ -40,7 +40,13 @@ func (r *run) deploy(ctx context.Context) error {
 			return err
 		}
 		if failure != "" {
-			if r.req.Deploy.DisableRollback {
+			if r.req.Deploy.DisableRollback || r.tf() { // the Terraform language never rolls back
+				if r.tf() {
+					// Outputs of what was applied: terraform keeps its partial state too.
+					if outs, diags := r.outputs(r.sc); !diags.HasErrors() {
+						r.stack.Outputs = outs
+					}
+				}
 				return r.finish(ctx, prefix+"_FAILED", failure, false)
 			}
 			if err := r.enter(ctx, phaseRollback, failure); err != nil {
@@ -66,10 +72,8 @@ func (r *run) deploy(ctx context.Context) error {
 // forward applies every resource in dependency order. It returns the reason the stack failed
 // ("" when it did not) or an error when the run cannot go on.
 func (r *run) forward(ctx context.Context) (string, error) {
-	sc := newScope(r.tmpl)
-	g := dag.New()
+	sc := r.sc
 	for _, res := range r.tmpl.Resources {
-		g.Add(res.Name, res.DependsOn...)
 		if row, ok := r.prior[res.Name]; ok && row.Status != "CREATE_FAILED" {
 			if err := sc.setRow(row); err != nil {
 				return "", err
@@ -82,10 +86,15 @@ func (r *run) forward(ctx context.Context) (string, error) {
 		fctx, cancel = context.WithDeadline(ctx, r.req.Deadline)
 		defer cancel()
 	}
-	_, errs := dag.Walk(fctx, g, dag.WalkOptions{Parallelism: r.e.o.Parallelism, StopOnFailure: true},
-		func(ctx context.Context, name string) error { return r.apply(ctx, sc, name) })
-	if ctx.Err() != nil {
-		return "", errShutdown
+	_, errs := dag.Walk(fctx, graphOf(r.tmpl), dag.WalkOptions{Parallelism: r.e.o.Parallelism, StopOnFailure: true},
+		func(ctx context.Context, name string) error {
+			if cfg := r.tmpl.Provider(name); cfg != nil {
+				return r.configure(ctx, cfg)
+			}
+			return r.apply(ctx, sc, name)
+		})
+	if err := r.stopped(ctx); err != nil {
+		return "", err
 	}
 	var failed []string
 	for _, name := range sortedKeys(errs) {
@@ -100,6 +109,8 @@ func (r *run) forward(ctx context.Context) (string, error) {
 		verb = "create"
 	}
 	switch {
+	case cancelled(ctx):
+		return "Operation cancelled by the user.", nil
 	case fctx.Err() != nil:
 		return "Stack timed out after its --timeout.", nil
 	case len(failed) > 0:
@@ -111,6 +122,17 @@ func (r *run) forward(ctx context.Context) (string, error) {
 	}
 	r.stack.Outputs = outs
 	return "", nil
+}
+
+// configure configures a provider configuration's instance (the Terraform language).
+func (r *run) configure(ctx context.Context, cfg *template.ProviderConfig) error {
+	if _, err := r.ps.configured(ctx, r.sc, "", cfg.Addr); err != nil {
+		if err := r.event(ctx, cfg.Addr, "", "provider", "CREATE_FAILED", err.Error()); err != nil {
+			return err
+		}
+		return &stepFailed{cfg.Addr, err.Error()}
+	}
+	return nil
 }
 
 // outputs evaluates the stack's outputs, masked for storage and display.
@@ -129,7 +151,7 @@ func (r *run) outputs(sc *scope) ([]byte, diag.Diagnostics) {
 	return b, diags.Append(err)
 }
 
-// apply brings one resource to its template state: create, update or nothing.
+// apply brings one resource to its template state: create, update, replace or nothing.
 func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 	res := r.tmpl.Resource(name)
 	for _, key := range []string{"create/" + name, "update/" + name} {
@@ -141,47 +163,126 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 			if err != nil {
 				return fmt.Errorf("cannot read resource %s: %w", name, err)
 			}
+			r.markChanged(name)
 			return sc.setRow(row)
 		}
 	}
 	p, props, fail := r.inputs(ctx, sc, res)
+	if fail == "" && res.Mode == template.Data {
+		return r.read(ctx, sc, p, res, props)
+	}
+	prior, had := r.prior[name]
 	if fail != "" {
 		status := "CREATE_FAILED"
-		if _, ok := r.prior[name]; ok {
+		if had {
 			status = "UPDATE_FAILED"
 		}
-		if err := r.event(ctx, name, r.prior[name].ID, res.Type, status, fail); err != nil {
+		if err := r.event(ctx, name, prior.ID, res.Type, status, fail); err != nil {
 			return err
 		}
 		return &stepFailed{name, fail}
 	}
-	prior, had := r.prior[name]
 	if !had || prior.Status == "CREATE_FAILED" {
+		if had && r.tf() && prior.ID != "" {
+			// A failed create that left an object behind is tainted: terraform replaces it.
+			return r.replace(ctx, sc, p, res, prior, props)
+		}
 		return r.create(ctx, sc, p, res, props)
 	}
-	oldProps, err := value.Unmarshal(prior.Props)
-	if err != nil {
-		return fmt.Errorf("cannot decode properties of %s: %w", name, err)
+	if r.tf() && prior.Status == "DELETE_COMPLETE" { // destroyed by a replacement before a restart
+		return r.create(ctx, sc, p, res, props)
 	}
-	diff, err := p.Diff(ctx, provider.DiffRequest{Resource: r.resource(res), ID: prior.ID, OldProps: oldProps, NewProps: props})
+	oldProps, err1 := value.Unmarshal(prior.Props)
+	oldOuts, err2 := value.Unmarshal(prior.Outputs)
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("cannot decode state of %s: %w", name, err)
+	}
+	if res.IgnoreAllChanges {
+		props = oldProps
+	} else if len(res.IgnoreChanges) > 0 {
+		props = value.WithPaths(props, oldProps, res.IgnoreChanges)
+	}
+	diff, err := p.Diff(ctx, provider.DiffRequest{Resource: r.resource(res), ID: prior.ID, OldProps: oldProps, NewProps: props,
+		OldOutputs: oldOuts, Private: prior.Private})
+	if err == nil && diff.Diagnostics.HasErrors() {
+		err = diff.Diagnostics.Err()
+	}
+	if r.tf() {
+		if fail, err := r.callFailure(ctx, err, nil); err != nil || fail != "" {
+			if err != nil {
+				return err
+			}
+			if err := r.event(ctx, name, prior.ID, res.Type, "UPDATE_FAILED", fail); err != nil {
+				return err
+			}
+			return &stepFailed{name, fail}
+		}
+		if r.triggered(res) {
+			diff.Changed, diff.Replace = true, true
+		}
+		if diff.Replace {
+			if res.PreventDestroy {
+				fail := preventDestroy(res.Name)
+				if err := r.event(ctx, name, prior.ID, res.Type, "UPDATE_FAILED", fail); err != nil {
+					return err
+				}
+				return &stepFailed{name, fail}
+			}
+			return r.replace(ctx, sc, p, res, prior, props)
+		}
+	}
 	if err == nil && !diff.Changed && prior.Status != "UPDATE_FAILED" {
 		return sc.setRow(prior)
 	}
-	return r.update(ctx, sc, p, res, prior, oldProps, props)
+	return r.update(ctx, sc, p, res, prior, oldProps, props, false)
+}
+
+func preventDestroy(name string) string {
+	return fmt.Sprintf("Instance cannot be destroyed: resource %s has lifecycle.prevent_destroy set, but the plan calls for it to be destroyed. "+
+		"To avoid this error and continue with the plan, either disable lifecycle.prevent_destroy or reduce the scope of the plan.", name)
+}
+
+// tf reports whether the run is of a Terraform-language stack.
+func (r *run) tf() bool { return r.req.Dialect == string(template.Terraform) }
+
+// markChanged records that a resource was created, updated or replaced in this run, for
+// replace_triggered_by.
+func (r *run) markChanged(name string) {
+	r.mu.Lock()
+	if r.changed == nil {
+		r.changed = map[string]bool{}
+	}
+	r.changed[name] = true
+	r.mu.Unlock()
+}
+
+// triggered reports whether a resource that res names in replace_triggered_by changed.
+func (r *run) triggered(res *template.Resource) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range res.ReplaceTriggeredBy {
+		if r.changed[a] {
+			return true
+		}
+	}
+	return false
 }
 
 // inputs evaluates and checks a resource's properties; fail is the reason they are unusable.
 func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (provider.Provider, cty.Value, string) {
-	p, err := r.e.reg.Lookup(res.Type)
+	p, err := r.ps.configured(ctx, sc, res.Type, res.Provider)
 	if err != nil {
 		return nil, cty.NilVal, err.Error()
 	}
-	props, diags := res.Properties.Eval(sc)
+	props, diags := evalBody(ctx, p, schemaKind(res), res.Properties, sc)
 	if diags.HasErrors() {
 		return nil, cty.NilVal, reasonOf(diags.Err())
 	}
 	if !known(props) {
 		return nil, cty.NilVal, "properties are not known after their dependencies were applied"
+	}
+	if res.Mode == template.Data {
+		return p, props, ""
 	}
 	resp, err := p.Check(ctx, provider.CheckRequest{Resource: r.resource(res), Props: props})
 	if err != nil {
@@ -201,6 +302,34 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 	return p, props, ""
 }
 
+// read reads a data source; its value lives in the run's scope only (data sources are read
+// again by every operation, and are not stored).
+func (r *run) read(ctx context.Context, sc *scope, p provider.Provider, res *template.Resource, config cty.Value) error {
+	resp, err := p.ReadData(ctx, provider.ReadDataRequest{Resource: r.resource(res), Config: config})
+	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
+	if err != nil {
+		return err
+	}
+	if fail != "" {
+		if err := r.event(ctx, res.Name, "", res.Type, "READ_FAILED", fail); err != nil {
+			return err
+		}
+		return &stepFailed{res.Name, fail}
+	}
+	sc.set(res.Name, template.ResourceValue{ID: idOf(resp.State, res.Name), Outputs: resp.State})
+	return nil
+}
+
+// idOf is a Terraform state's id attribute, or fallback when it has none.
+func idOf(state cty.Value, fallback string) cty.Value {
+	if state.Type().IsObjectType() && state.Type().HasAttribute("id") && !state.IsNull() {
+		if id := state.GetAttr("id"); id.IsKnown() && !id.IsNull() && id.Type() == cty.String {
+			return id
+		}
+	}
+	return cty.StringVal(fallback)
+}
+
 func (r *run) resource(res *template.Resource) provider.Resource {
 	return r.e.providerResource(template.Dialect(r.req.Dialect), r.stack.Name, r.req.StackID, res)
 }
@@ -210,6 +339,9 @@ func (r *run) resource(res *template.Resource) provider.Resource {
 func (r *run) callFailure(ctx context.Context, err error, diags diag.Diagnostics) (string, error) {
 	if r.e.runCtx.Err() != nil {
 		return "", errShutdown
+	}
+	if cancelled(ctx) {
+		return "Resource operation cancelled by the user", nil
 	}
 	if ctx.Err() != nil { // the stack's deadline passed, or another engine took the lease
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -242,10 +374,15 @@ func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *t
 	if err != nil {
 		return err
 	}
-	row, err := r.row(res, resp.ID, props, resp.Outputs)
+	id := resp.ID
+	if id == "" && r.tf() && fail == "" { // a Terraform resource without an id attribute
+		id = newID()
+	}
+	row, err := r.row(res, id, props, resp.Outputs)
 	if err != nil {
 		return err
 	}
+	row.Private = resp.Private
 	if fail != "" {
 		row.Status, row.StatusReason = "CREATE_FAILED", fail
 		if err := r.end(ctx, key, token, true, detail{Kind: "create", After: imageOf(row)}, state.Write{Put: &row}); err != nil {
@@ -260,13 +397,16 @@ func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *t
 	if err := r.end(ctx, key, token, false, detail{Kind: "create", After: imageOf(row)}, state.Write{Put: &row}); err != nil {
 		return err
 	}
+	r.markChanged(res.Name)
 	if err := sc.setRow(row); err != nil {
 		return err
 	}
 	return r.event(ctx, res.Name, row.ID, res.Type, "CREATE_COMPLETE", "")
 }
 
-func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *template.Resource, prior state.Resource, oldProps, props cty.Value) error {
+// update updates a resource in place, or with viaCreate replaces it by creating a new copy
+// first (create_before_destroy); the old copy is deleted in the cleanup phase.
+func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *template.Resource, prior state.Resource, oldProps, props cty.Value, viaCreate bool) error {
 	key := "update/" + res.Name
 	token, resumed, err := r.begin(ctx, key)
 	if err != nil {
@@ -281,8 +421,21 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 	if err != nil {
 		return fmt.Errorf("cannot decode outputs of %s: %w", res.Name, err)
 	}
-	resp, err := p.Update(ctx, provider.UpdateRequest{Resource: r.resource(res), Token: token, ID: prior.ID,
-		OldProps: oldProps, NewProps: props, OldOutputs: oldOuts})
+	var resp provider.UpdateResponse
+	if viaCreate {
+		var c provider.CreateResponse
+		c, err = p.Create(ctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props})
+		resp = provider.UpdateResponse{ID: c.ID, Outputs: c.Outputs, Private: c.Private, Diagnostics: c.Diagnostics}
+		if resp.ID == "" || resp.ID == prior.ID {
+			resp.ID = newID()
+		}
+	} else {
+		resp, err = p.Update(ctx, provider.UpdateRequest{Resource: r.resource(res), Token: token, ID: prior.ID,
+			OldProps: oldProps, NewProps: props, OldOutputs: oldOuts, Private: prior.Private})
+		if resp.ID == "" && r.tf() {
+			resp.ID = prior.ID
+		}
+	}
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {
 		return err
@@ -307,10 +460,12 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 	if err != nil {
 		return err
 	}
-	row.Status = "UPDATE_COMPLETE"
-	if err := r.end(ctx, key, token, false, detail{Kind: "update", Before: imageOf(prior), After: imageOf(row)}, state.Write{Put: &row}); err != nil {
+	row.Status, row.Private = "UPDATE_COMPLETE", resp.Private
+	d := detail{Kind: "update", Before: imageOf(prior), After: imageOf(row), Replaced: viaCreate}
+	if err := r.end(ctx, key, token, false, d, state.Write{Put: &row}); err != nil {
 		return err
 	}
+	r.markChanged(res.Name)
 	if err := sc.setRow(row); err != nil {
 		return err
 	}
@@ -336,5 +491,20 @@ func (r *run) row(res *template.Resource, id string, props, outputs cty.Value) (
 		}
 	}
 	return state.Resource{Stack: r.stack.Name, Name: res.Name, Type: res.Type, ID: id, Props: pb, Outputs: ob,
-		Deps: res.DependsOn, DeletionPolicy: string(res.DeletionPolicy), UpdatedAt: r.e.now()}, nil
+		Deps: r.managedDeps(res), DeletionPolicy: string(res.DeletionPolicy), Provider: res.Provider, UpdatedAt: r.e.now()}, nil
+}
+
+// managedDeps are the resources res depends on that have rows (not data sources): the order
+// in which they are deleted.
+func (r *run) managedDeps(res *template.Resource) []string {
+	if !r.tf() {
+		return res.DependsOn
+	}
+	out := make([]string, 0, len(res.DependsOn))
+	for _, d := range res.DependsOn {
+		if dr := r.tmpl.Resource(d); dr != nil && dr.Mode == template.Managed {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/dag"
+	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
@@ -30,10 +31,11 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	if fresh {
 		stackID = ""
 	}
-	st, diags := e.load(ctx, stack, stackID, req.TemplateName, []byte(req.Template), req.Parameters, false)
+	st, ps, diags := e.load(ctx, stack, stackID, sourceOf(req), loadCheck)
 	if st == nil {
 		return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
 	}
+	defer ps.close()
 	rows := map[string]state.Resource{}
 	if !fresh {
 		list, err := e.store.ListResources(ctx, stack)
@@ -44,17 +46,28 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			rows[row.Name] = row
 		}
 	}
-	pv := previewer{e: e, st: st, sc: newScope(st), rows: rows, stackName: stack, stackID: stackID}
-	resp := api.PreviewResponse{Stack: stack, Changes: []api.Change{}, Diagnostics: APIDiagnostics(diags)}
+	pv := previewer{e: e, st: st, ps: ps, sc: newScope(st), rows: rows, stackName: stack, stackID: stackID, changed: map[string]bool{}}
+	resp := api.PreviewResponse{Stack: stack, Dialect: string(st.Dialect), Changes: []api.Change{}, LockFile: string(ps.lock)}
 	for _, name := range topoOrder(st) {
-		ch, err := pv.change(ctx, st.Resource(name))
+		if st.Provider(name) != nil {
+			if _, err := ps.configured(ctx, pv.sc, "", name); err != nil {
+				return api.PreviewResponse{}, &ValidationError{Diagnostics: diags.Append(diag.Errorf(st.Provider(name).Range, name, "%s", err))}
+			}
+			continue
+		}
+		ch, ds, err := pv.change(ctx, st.Resource(name))
 		if err != nil {
 			return api.PreviewResponse{}, err
+		}
+		diags = diags.Append(ds)
+		if ds.HasErrors() {
+			return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
 		}
 		if ch.Action != api.ActionNoop {
 			resp.Changes = append(resp.Changes, ch)
 		}
 	}
+	resp.Diagnostics = APIDiagnostics(diags)
 	for _, name := range sortedKeys(rows) {
 		if st.Resource(name) == nil {
 			row := rows[name]
@@ -64,12 +77,10 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	return resp, nil
 }
 
-// topoOrder lists the template's resources so that each comes after its dependencies.
+// topoOrder lists the template's resources (and provider configurations) so that each comes
+// after its dependencies.
 func topoOrder(st *template.Stack) []string {
-	g := dag.New()
-	for _, r := range st.Resources {
-		g.Add(r.Name, r.DependsOn...)
-	}
+	g := graphOf(st)
 	var order []string
 	dag.Walk(context.Background(), g, dag.WalkOptions{Parallelism: 1}, func(_ context.Context, id string) error {
 		order = append(order, id)
@@ -81,22 +92,28 @@ func topoOrder(st *template.Stack) []string {
 type previewer struct {
 	e                  *Engine
 	st                 *template.Stack
+	ps                 *providerSet
 	sc                 *scope
 	rows               map[string]state.Resource
 	stackName, stackID string
+	changed            map[string]bool // resources the deploy would create, update or replace
 }
 
 // change works out what a deploy would do to res; resources it would change become unknown
-// to their dependents.
-func (pv *previewer) change(ctx context.Context, res *template.Resource) (api.Change, error) {
+// to their dependents. Diagnostics are the provider's (warnings, or errors that stop the
+// preview).
+func (pv *previewer) change(ctx context.Context, res *template.Resource) (api.Change, diag.Diagnostics, error) {
 	ch := api.Change{LogicalID: res.Name, Type: res.Type}
-	p, err := pv.e.reg.Lookup(res.Type)
+	p, err := pv.ps.configured(ctx, pv.sc, res.Type, res.Provider)
 	if err != nil {
-		return ch, err
+		return ch, nil, err
 	}
-	props, diags := res.Properties.Eval(pv.sc)
+	props, diags := evalBody(ctx, p, schemaKind(res), res.Properties, pv.sc)
 	if diags.HasErrors() {
-		return ch, &ValidationError{Diagnostics: diags}
+		return ch, nil, &ValidationError{Diagnostics: locate(diags, res, resourcePath(pv.st, res))}
+	}
+	if pv.st.Dialect == template.Terraform {
+		return pv.tfChange(ctx, p, res, props)
 	}
 	pr := pv.e.providerResource(pv.st.Dialect, pv.stackName, pv.stackID, res)
 	row, had := pv.rows[res.Name]
@@ -106,20 +123,20 @@ func (pv *previewer) change(ctx context.Context, res *template.Resource) (api.Ch
 			v, _ := value.Get(props, k)
 			ch.Details = append(ch.Details, api.PropertyChange{Name: k, After: value.Masked(v, api.UnknownMarker)})
 		}
-		return ch, nil
+		return ch, nil, nil
 	}
 	ch.PhysicalID = row.ID
 	old, err := value.Unmarshal(row.Props)
 	if err != nil {
-		return ch, fmt.Errorf("cannot decode properties of %s: %w", res.Name, err)
+		return ch, nil, fmt.Errorf("cannot decode properties of %s: %w", res.Name, err)
 	}
 	diff, err := p.Diff(ctx, provider.DiffRequest{Resource: pr, ID: row.ID, OldProps: old, NewProps: props})
 	if err != nil {
-		return ch, fmt.Errorf("cannot diff %s: %w", res.Name, err)
+		return ch, nil, fmt.Errorf("cannot diff %s: %w", res.Name, err)
 	}
 	if !diff.Changed && row.Status != "UPDATE_FAILED" {
 		ch.Action = api.ActionNoop
-		return ch, pv.sc.setRow(row)
+		return ch, nil, pv.sc.setRow(row)
 	}
 	ch.Action, ch.Replacement = api.ActionModify, api.ReplaceFalse
 	next := template.ResourceValue{ID: cty.StringVal(row.ID), Outputs: cty.DynamicVal}
@@ -140,5 +157,5 @@ func (pv *previewer) change(ctx context.Context, res *template.Resource) (api.Ch
 		}
 		ch.Details = append(ch.Details, pc)
 	}
-	return ch, nil
+	return ch, nil, nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
-	"github.com/cairn-dev/cairn/internal/template/cfn"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
@@ -41,7 +40,11 @@ type opRequest struct {
 // Validate parses the template and checks every resource with its provider, reporting all
 // problems at once. Parameters without a value are treated as unknown.
 func (e *Engine) Validate(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error) {
-	st, diags := e.load(ctx, "validate", "", req.TemplateName, []byte(req.Template), req.Parameters, true)
+	src := source{name: req.TemplateName, text: req.Template, files: req.Files, varFiles: req.VarFiles, env: req.Env, params: req.Parameters}
+	st, ps, diags := e.load(ctx, "validate", "", src, loadValidate|loadCheck)
+	if ps != nil {
+		_ = ps.close()
+	}
 	resp := api.ValidateResponse{Valid: !diags.HasErrors(), Diagnostics: APIDiagnostics(diags)}
 	if st != nil {
 		resp.Parameters = apiParameters(st.Parameters)
@@ -49,54 +52,12 @@ func (e *Engine) Validate(ctx context.Context, req api.ValidateRequest) (api.Val
 	return resp, nil
 }
 
-// load parses and binds a template for stack, then checks that every resource type is served
-// and that its provider accepts the properties as far as they are known.
-func (e *Engine) load(ctx context.Context, stackName, stackID, file string, src []byte, params map[string]string, validate bool) (*template.Stack, diag.Diagnostics) {
-	dialect, ok := cfn.Detect(src)
-	if !ok {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Range{Filename: file}, "",
-			"not a CloudFormation or ROS template: expected AWSTemplateFormatVersion, ROSTemplateFormatVersion or a Resources section")}
+// dialectOf tells a Terraform-language request from a CloudFormation/ROS one.
+func dialectOf(req api.DeployRequest) string {
+	if req.Files != nil {
+		return string(template.Terraform)
 	}
-	if stackID == "" {
-		stackID = e.stackID(stackName, dialect)
-	}
-	st, diags := cfn.Parse(file, src, cfn.Options{Parameters: params, StackName: stackName, StackID: stackID,
-		Region: e.o.Region, AccountID: e.o.AccountID, Validate: validate})
-	if st == nil {
-		return nil, diags
-	}
-	for _, r := range st.Resources {
-		diags = diags.Append(e.check(ctx, st, r, stackName, stackID))
-	}
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	return st, diags
-}
-
-// check validates one resource's properties (unknown where they depend on other resources).
-func (e *Engine) check(ctx context.Context, st *template.Stack, r *template.Resource, stackName, stackID string) diag.Diagnostics {
-	path := "Resources." + r.Name
-	p, err := e.reg.Lookup(r.Type)
-	if err != nil {
-		return diag.Diagnostics{diag.Errorf(r.TypeRange, path+".Type", "%s", err.Error())}
-	}
-	props, diags := r.Properties.Eval(unknownScope{st})
-	if diags.HasErrors() {
-		return diags
-	}
-	resp, err := p.Check(ctx, provider.CheckRequest{Resource: e.providerResource(st.Dialect, stackName, stackID, r), Props: props})
-	if err != nil {
-		return diags.Append(diag.Errorf(r.Range, path, "cannot check resource: %s", err))
-	}
-	for _, f := range resp.Failures {
-		fpath := path + ".Properties"
-		if f.Property != "" {
-			fpath += "." + f.Property
-		}
-		diags = diags.Append(diag.Errorf(r.PropertyRange(f.Property), fpath, "%s", f.Reason))
-	}
-	return diags
+	return ""
 }
 
 func (e *Engine) providerResource(d template.Dialect, stackName, stackID string, r *template.Resource) provider.Resource {
@@ -137,14 +98,21 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 			return api.Operation{}, &state.BusyError{Stack: stack, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
 		}
 	}
+	if prior.Name != "" && prior.Status != "DELETE_COMPLETE" && prior.Dialect != "" && dialectOf(req) != prior.Dialect &&
+		(prior.Dialect == string(template.Terraform) || dialectOf(req) == string(template.Terraform)) {
+		return api.Operation{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
+			"stack %s is a %s stack and this template is not: delete the stack first or use another stack name", stack, prior.Dialect)}}
+	}
 	stackID := prior.ID
 	if creating {
 		stackID = ""
 	}
-	st, diags := e.load(ctx, stack, stackID, req.TemplateName, []byte(req.Template), req.Parameters, false)
+	st, ps, diags := e.load(ctx, stack, stackID, sourceOf(req), loadCheck)
 	if st == nil {
 		return api.Operation{}, &ValidationError{Diagnostics: diags}
 	}
+	lock := ps.lock
+	_ = ps.close()
 	if creating {
 		stackID = e.stackID(stack, st.Dialect)
 		if prior.Name != "" {
@@ -163,12 +131,18 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	if err != nil {
 		return api.Operation{}, fmt.Errorf("cannot encode parameters: %w", err)
 	}
+	source, err := json.Marshal(req)
+	if err != nil {
+		return api.Operation{}, fmt.Errorf("cannot encode template: %w", err)
+	}
 	row := state.Stack{Name: stack, ID: stackID, Dialect: string(st.Dialect), Description: st.Description,
-		Parameters: params, CreatedAt: prior.CreatedAt, Outputs: prior.Outputs}
+		Parameters: params, CreatedAt: prior.CreatedAt, Outputs: prior.Outputs, Template: source}
 	if creating {
 		row.CreatedAt, row.Outputs = e.now(), nil
 	}
-	return e.start(ctx, row, oreq)
+	op, err := e.start(ctx, row, oreq)
+	op.LockFile = string(lock)
+	return op, err
 }
 
 // Delete starts deleting stack and returns the running operation.

@@ -21,13 +21,35 @@ type target struct {
 	name, typ, id string
 	props         json.RawMessage
 	outputs       json.RawMessage
-	removeRow     bool // the row goes with it (a removed or rolled-back resource, not an old copy)
+	private       []byte
+	provider      string // provider configuration (Terraform language)
+	removeRow     bool   // the row goes with it (a removed or rolled-back resource, not an old copy)
+}
+
+// targetOf is what deleting a stored row removes.
+func targetOf(row state.Resource) target {
+	return target{name: row.Name, typ: row.Type, id: row.ID, props: row.Props, outputs: row.Outputs,
+		private: row.Private, provider: row.Provider, removeRow: true}
+}
+
+// imageTarget is what deleting a journaled copy of res removes.
+func (r *run) imageTarget(name string, im *image) target {
+	t := target{name: name, typ: r.typeOf(name), id: im.ID, props: im.Props, outputs: im.Outputs, private: im.Private}
+	if res := r.tmpl.Resource(name); res != nil {
+		t.provider = res.Provider
+	} else {
+		t.provider = r.prior[name].Provider
+	}
+	return t
 }
 
 // rollback undoes what the forward phase did, newest dependencies last: created resources are
 // deleted (a failed create too, with the id its handler reported), updated ones get an Update
 // back to their old properties.
 func (r *run) rollback(ctx context.Context, phase, reason string) error {
+	if cancelled(ctx) {
+		ctx = r.base // a cancelled update still rolls back
+	}
 	prefix := "UPDATE_ROLLBACK"
 	if r.req.Creating {
 		prefix = "ROLLBACK"
@@ -42,8 +64,8 @@ func (r *run) rollback(ctx context.Context, phase, reason string) error {
 		g := r.depGraph(touched)
 		outcomes, errs := dag.Walk(ctx, g.Reverse(), dag.WalkOptions{Parallelism: r.e.o.Parallelism},
 			func(ctx context.Context, name string) error { return r.undo(ctx, name, touched[name]) })
-		if ctx.Err() != nil {
-			return errShutdown
+		if err := r.stopped(ctx); err != nil {
+			return err
 		}
 		if err := storeError(errs); err != nil {
 			return err
@@ -64,7 +86,7 @@ func (r *run) rollback(ctx context.Context, phase, reason string) error {
 	var targets []target
 	for name, d := range r.endedWith("rollback") {
 		if d.Kind == "update" && d.Before != nil && d.After != nil && d.Before.ID != d.After.ID {
-			targets = append(targets, target{name: name, typ: r.typeOf(name), id: d.Before.ID, props: d.Before.Props, outputs: d.Before.Outputs})
+			targets = append(targets, r.imageTarget(name, d.Before))
 		}
 	}
 	if err := r.deleteAll(ctx, "rollback-cleanup", targets, nil); err != nil {
@@ -126,9 +148,11 @@ func (r *run) undo(ctx context.Context, name string, fwd stepEnd) error {
 		if id == "" { // CloudFormation sends a generated id when the create reported none
 			id = fmt.Sprintf("%s-%s-%s", r.stack.Name, name, newID()[:12])
 		}
-		return r.deleteOne(ctx, key, target{name: name, typ: res.Type, id: id, props: fwd.After.Props, outputs: fwd.After.Outputs, removeRow: true})
+		t := r.imageTarget(name, fwd.After)
+		t.id, t.removeRow = id, true
+		return r.deleteOne(ctx, key, t)
 	}
-	p, err := r.e.reg.Lookup(res.Type)
+	p, err := r.ps.configured(ctx, r.sc, res.Type, res.Provider)
 	if err != nil {
 		return &stepFailed{name, err.Error()}
 	}
@@ -149,7 +173,7 @@ func (r *run) undo(ctx context.Context, name string, fwd stepEnd) error {
 	}
 	// Properties swapped: the old ones are the goal, the failed new ones are "old".
 	resp, err := p.Update(ctx, provider.UpdateRequest{Resource: r.resource(res), Token: token, ID: fwd.After.ID,
-		OldProps: newProps, NewProps: oldProps, OldOutputs: newOuts})
+		OldProps: newProps, NewProps: oldProps, OldOutputs: newOuts, Private: fwd.After.Private})
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {
 		return err
@@ -193,7 +217,9 @@ func (r *run) cleanup(ctx context.Context) error {
 	retained := map[string]bool{}
 	deps := map[string][]string{}
 	for name, d := range r.endedWith("update") {
-		if d.failed || d.Before.ID == d.After.ID {
+		// A Terraform provider's update may change the id attribute without replacing
+		// anything; only create_before_destroy leaves an old copy there.
+		if d.failed || (!d.Replaced && (r.tf() || d.Before.ID == d.After.ID)) {
 			continue
 		}
 		res := r.tmpl.Resource(name)
@@ -201,7 +227,7 @@ func (r *run) cleanup(ctx context.Context) error {
 			retained[name] = true
 		}
 		deps[name] = res.DependsOn
-		targets = append(targets, target{name: name, typ: r.typeOf(name), id: d.Before.ID, props: d.Before.Props, outputs: d.Before.Outputs})
+		targets = append(targets, r.imageTarget(name, d.Before))
 	}
 	for name, row := range r.prior {
 		if r.tmpl.Resource(name) != nil {
@@ -211,7 +237,7 @@ func (r *run) cleanup(ctx context.Context) error {
 			retained[name] = true
 		}
 		deps[name] = row.Deps
-		targets = append(targets, target{name: name, typ: row.Type, id: row.ID, props: row.Props, outputs: row.Outputs, removeRow: true})
+		targets = append(targets, targetOf(row))
 	}
 	if err := r.deleteAll(ctx, "cleanup", targets, retained, withDeps(deps)); err != nil {
 		return err
@@ -250,8 +276,8 @@ func (r *run) deleteAll(ctx context.Context, kind string, targets []target, reta
 			}
 			return r.deleteOne(ctx, kind+"/"+name, t)
 		})
-	if ctx.Err() != nil {
-		return errShutdown
+	if err := r.stopped(ctx); err != nil {
+		return err
 	}
 	return storeError(errs)
 }
@@ -283,8 +309,11 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 		}
 		return nil
 	}
-	p, err := r.e.reg.Lookup(t.typ)
+	p, err := r.ps.configured(ctx, r.sc, t.typ, t.provider)
 	if err != nil {
+		if err := r.event(ctx, t.name, t.id, t.typ, "DELETE_FAILED", err.Error()); err != nil {
+			return err
+		}
 		return &stepFailed{t.name, err.Error()}
 	}
 	token, resumed, err := r.begin(ctx, key)
@@ -305,7 +334,8 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 		props = cty.EmptyObjectVal
 	}
 	res := &template.Resource{Name: t.name, Type: t.typ}
-	resp, err := p.Delete(ctx, provider.DeleteRequest{Resource: r.resource(res), Token: token, ID: t.id, Props: props, Outputs: outs})
+	resp, err := p.Delete(ctx, provider.DeleteRequest{Resource: r.resource(res), Token: token, ID: t.id, Props: props,
+		Outputs: outs, Private: t.private})
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {
 		return err
@@ -346,6 +376,14 @@ func (r *run) destroy(ctx context.Context) error {
 	g := dag.New()
 	for name, row := range r.prior {
 		g.Add(name, row.Deps...)
+		if r.tmpl != nil && row.Status != "CREATE_FAILED" {
+			if err := r.sc.setRow(row); err != nil {
+				return err
+			}
+			if res := r.tmpl.Resource(name); res != nil && res.PreventDestroy && !retainAsked[name] {
+				return r.finish(ctx, "DELETE_FAILED", preventDestroy(name), false)
+			}
+		}
 	}
 	ctx2 := ctx
 	if !r.req.Deadline.IsZero() {
@@ -356,14 +394,14 @@ func (r *run) destroy(ctx context.Context) error {
 	_, errs := dag.Walk(ctx2, g.Reverse(), dag.WalkOptions{Parallelism: r.e.o.Parallelism},
 		func(ctx context.Context, name string) error {
 			row := r.prior[name]
-			t := target{name: name, typ: row.Type, id: row.ID, props: row.Props, outputs: row.Outputs, removeRow: true}
+			t := targetOf(row)
 			if retainAsked[name] || row.DeletionPolicy == string(template.Retain) || row.ID == "" {
 				return r.retain(ctx, "delete/"+name, t)
 			}
 			return r.deleteOne(ctx, "delete/"+name, t)
 		})
-	if ctx.Err() != nil {
-		return errShutdown
+	if err := r.stopped(ctx); err != nil {
+		return err
 	}
 	if err := storeError(errs); err != nil {
 		return err
@@ -374,7 +412,10 @@ func (r *run) destroy(ctx context.Context) error {
 	}
 	if len(rows) > 0 {
 		reason := fmt.Sprintf("The following resource(s) failed to delete: %v.", names(rows))
-		if ctx2.Err() != nil {
+		switch {
+		case cancelled(ctx):
+			reason = "Operation cancelled by the user. " + reason
+		case ctx2.Err() != nil:
 			reason = "Stack timed out after its --timeout. " + reason
 		}
 		return r.finish(ctx, "DELETE_FAILED", reason, false)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
 )
@@ -29,11 +30,15 @@ type run struct {
 	op    state.Operation
 	req   opRequest
 	stack state.Stack
-	tmpl  *template.Stack           // deploy only
+	tmpl  *template.Stack           // deploy, and delete of a Terraform-language stack
 	prior map[string]state.Resource // resource rows when the operation started or resumed
+	ps    *providerSet
+	sc    *scope
+	base  context.Context // the run's context without the user's cancellation: rollback runs on it
 
 	mu      sync.Mutex
 	journal map[string][]state.JournalEntry // this operation's entries by step key
+	changed map[string]bool                 // resources created, updated or replaced by this run
 }
 
 // image is a resource row as a journal entry's detail keeps it.
@@ -42,6 +47,7 @@ type image struct {
 	Status  string          `json:"status,omitempty"`
 	Props   json.RawMessage `json:"props,omitempty"`
 	Outputs json.RawMessage `json:"outputs,omitempty"`
+	Private []byte          `json:"private,omitempty"`
 }
 
 // detail is what an "end" entry records about a step, so that rollback and cleanup know what
@@ -50,20 +56,35 @@ type detail struct {
 	Kind   string `json:"kind"` // create, update, rollback, cleanup, delete
 	Before *image `json:"before,omitempty"`
 	After  *image `json:"after,omitempty"`
+	// Replaced says an update created a new copy (create_before_destroy) even if the ids match.
+	Replaced bool `json:"replaced,omitempty"`
 }
 
 func imageOf(r state.Resource) *image {
-	return &image{ID: r.ID, Status: r.Status, Props: json.RawMessage(r.Props), Outputs: json.RawMessage(r.Outputs)}
+	return &image{ID: r.ID, Status: r.Status, Props: json.RawMessage(r.Props), Outputs: json.RawMessage(r.Outputs), Private: r.Private}
 }
 
 // execute runs op to its end, unless the engine shuts down first.
 func (e *Engine) execute(op state.Operation) {
-	ctx, cancel := context.WithCancel(e.runCtx)
+	base, cancel := context.WithCancel(e.runCtx)
 	defer cancel()
-	go e.renewLease(ctx, cancel, op.ID)
+	go e.renewLease(base, cancel, op.ID)
+	ctx, cancelUser := context.WithCancelCause(base)
+	defer cancelUser(nil)
+	e.mu.Lock()
+	e.cancels[op.ID] = cancelUser
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.cancels, op.ID)
+		e.mu.Unlock()
+	}()
 
-	r := &run{e: e, op: op, journal: map[string][]state.JournalEntry{}}
+	r := &run{e: e, op: op, base: base, journal: map[string][]state.JournalEntry{}}
 	err := r.load(ctx)
+	if r.ps != nil {
+		defer r.ps.close()
+	}
 	if err == nil {
 		if r.req.Kind == kindDelete {
 			err = r.destroy(ctx)
@@ -71,7 +92,7 @@ func (e *Engine) execute(op state.Operation) {
 			err = r.deploy(ctx)
 		}
 	}
-	if err != nil && e.runCtx.Err() == nil && ctx.Err() == nil {
+	if err != nil && e.runCtx.Err() == nil && base.Err() == nil {
 		// The run could not go on (the store failed): end the operation rather than leave it hanging.
 		_ = e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now())
 		e.wake()
@@ -122,13 +143,32 @@ func (r *run) load(ctx context.Context) error {
 	for _, row := range rows {
 		r.prior[row.Name] = row
 	}
-	if r.req.Kind == kindDeploy {
-		d := r.req.Deploy
-		tmpl, diags := r.e.load(ctx, r.stack.Name, r.req.StackID, d.TemplateName, []byte(d.Template), d.Parameters, false)
+	src := r.req.Deploy
+	if r.req.Kind == kindDelete && r.req.Dialect == string(template.Terraform) {
+		// Deleting needs the provider configurations of the last deploy.
+		src = &api.DeployRequest{}
+		if err := json.Unmarshal(r.stack.Template, src); err != nil {
+			return fmt.Errorf("cannot decode the template of stack %s: %w", r.stack.Name, err)
+		}
+	}
+	r.ps = &providerSet{e: r.e, inst: map[string]*instance{}}
+	if src != nil {
+		tmpl, ps, diags := r.e.load(ctx, r.stack.Name, r.req.StackID, sourceOf(*src), 0)
 		if tmpl == nil {
 			return fmt.Errorf("cannot load template of operation %s: %w", r.op.ID, diags.Err())
 		}
-		r.tmpl = tmpl
+		r.tmpl, r.ps = tmpl, ps
+	}
+	r.sc = newScope(r.tmpl)
+	return nil
+}
+
+// stopped returns errShutdown when the run must stop for good (the engine is shutting down,
+// or another engine took the lease), nil when it goes on (it may have been cancelled by the
+// user, which ends the operation as a failure).
+func (r *run) stopped(ctx context.Context) error {
+	if r.base.Err() != nil || (ctx.Err() != nil && !cancelled(ctx)) {
+		return errShutdown
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func newScope(tmpl *template.Stack) *scope {
 
 // Resource implements template.Scope.
 func (s *scope) Resource(name string) (template.ResourceValue, bool) {
-	if s.tmpl.Resource(name) == nil {
+	if s.tmpl == nil || s.tmpl.Resource(name) == nil {
 		return template.ResourceValue{}, false
 	}
 	s.mu.RLock()

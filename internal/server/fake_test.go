@@ -14,6 +14,8 @@ type fakeEngine struct {
 	PreviewFn   func(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error)
 	DeployFn    func(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error)
 	DeleteFn    func(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error)
+	CancelFn    func(ctx context.Context, stack string) (api.Operation, error)
+	ImportFn    func(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error)
 	StacksFn    func(ctx context.Context) ([]api.Stack, error)
 	StackFn     func(ctx context.Context, name string) (api.Stack, error)
 	EventsFn    func(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
@@ -54,6 +56,20 @@ func (f *fakeEngine) Delete(ctx context.Context, stack string, req api.DeleteReq
 		return api.Operation{}, errNotImplemented
 	}
 	return f.DeleteFn(ctx, stack, req)
+}
+
+func (f *fakeEngine) Cancel(ctx context.Context, stack string) (api.Operation, error) {
+	if f.CancelFn == nil {
+		return api.Operation{}, errNotImplemented
+	}
+	return f.CancelFn(ctx, stack)
+}
+
+func (f *fakeEngine) Import(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error) {
+	if f.ImportFn == nil {
+		return api.Resource{}, errNotImplemented
+	}
+	return f.ImportFn(ctx, stack, req)
 }
 
 func (f *fakeEngine) Stacks(ctx context.Context) ([]api.Stack, error) {

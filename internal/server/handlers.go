@@ -48,6 +48,21 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusAccepted, op, err)
 }
 
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	op, err := s.eng.Cancel(r.Context(), r.PathValue("name"))
+	s.reply(w, r, http.StatusAccepted, op, err)
+}
+
+func (s *Server) importResource(w http.ResponseWriter, r *http.Request) {
+	var req api.ImportRequest
+	if err := decode(w, r, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := s.eng.Import(r.Context(), r.PathValue("name"), req)
+	s.reply(w, r, http.StatusOK, res, err)
+}
+
 // StackList is the body of GET /v1/stacks.
 type StackList struct {
 	Stacks []api.Stack `json:"stacks"`

@@ -25,6 +25,8 @@ func (s *Server) routes() http.Handler {
 	api("POST", "/v1/stacks/{name}/preview", s.preview)
 	api("POST", "/v1/stacks/{name}/deploy", s.deploy)
 	api("DELETE", "/v1/stacks/{name}", s.delete)
+	api("POST", "/v1/stacks/{name}/cancel", s.cancel)
+	api("POST", "/v1/stacks/{name}/import", s.importResource)
 	api("GET", "/v1/stacks", s.stacks)
 	api("GET", "/v1/stacks/{name}", s.stack)
 	api("GET", "/v1/stacks/{name}/outputs", s.outputs)

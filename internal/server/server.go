@@ -28,6 +28,8 @@ type Commands interface {
 	Preview(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error)
 	Deploy(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error)
 	Delete(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error)
+	Cancel(ctx context.Context, stack string) (api.Operation, error)
+	Import(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error)
 }
 
 // Queries read stacks, events and operations.

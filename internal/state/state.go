@@ -39,9 +39,9 @@ type Stack struct {
 	// Template is the source of the last deploy that started (JSON of api.DeployRequest): a
 	// Terraform-language stack needs its provider configurations to delete its resources.
 	Template  []byte
-	Operation    string // id of the running operation, or "": derived by the store, ignored by PutStack
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	Operation string // id of the running operation, or "": derived by the store, ignored by PutStack
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Stacks stores stack rows.

@@ -4,6 +4,8 @@
 package template
 
 import (
+	"sync"
+
 	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/zclconf/go-cty/cty"
 
@@ -34,6 +36,9 @@ type Stack struct {
 	// that has no provider block).
 	Requirements []*ProviderRequirement
 	Providers    []*ProviderConfig
+
+	indexOnce sync.Once
+	index     map[string]*Resource
 }
 
 // ProviderRequirement is one entry of required_providers, merged across modules.
@@ -74,14 +79,16 @@ func (s *Stack) Requirement(name string) *ProviderRequirement {
 	return nil
 }
 
-// Resource returns the resource called name, or nil.
+// Resource returns the resource called name, or nil. Resources must not change after the
+// first call: it indexes them.
 func (s *Stack) Resource(name string) *Resource {
-	for _, r := range s.Resources {
-		if r.Name == name {
-			return r
+	s.indexOnce.Do(func() {
+		s.index = make(map[string]*Resource, len(s.Resources))
+		for _, r := range s.Resources {
+			s.index[r.Name] = r
 		}
-	}
-	return nil
+	})
+	return s.index[name]
 }
 
 // Parameter is a declared template parameter and the value it took. A NoEcho parameter's

@@ -160,9 +160,12 @@ func IsSecret(v cty.Value) bool { return v.ContainsMarked() }
 
 // Masked replaces every sensitive part of v by the string Mask and every unknown part by
 // unknownText, so the result can be shown to a person or written to a log.
-func Masked(v cty.Value, unknownText string) any {
+func Masked(v cty.Value, unknownText string) any { return MaskedAs(v, unknownText, Mask) }
+
+// MaskedAs is Masked with secretText in place of each secret.
+func MaskedAs(v cty.Value, unknownText, secretText string) any {
 	if v.IsMarked() {
-		return Mask
+		return secretText
 	}
 	if !v.IsKnown() {
 		return unknownText
@@ -176,14 +179,14 @@ func Masked(v cty.Value, unknownText string) any {
 		out := map[string]any{}
 		for it := v.ElementIterator(); it.Next(); {
 			k, e := it.Element()
-			out[k.AsString()] = Masked(e, unknownText)
+			out[k.AsString()] = MaskedAs(e, unknownText, secretText)
 		}
 		return out
 	case ty.IsTupleType() || ty.IsListType() || ty.IsSetType():
 		out := []any{}
 		for it := v.ElementIterator(); it.Next(); {
 			_, e := it.Element()
-			out = append(out, Masked(e, unknownText))
+			out = append(out, MaskedAs(e, unknownText, secretText))
 		}
 		return out
 	}
@@ -273,4 +276,26 @@ func Get(v cty.Value, name string) (cty.Value, bool) {
 		return v.Index(k).WithMarks(marks), true
 	}
 	return cty.NilVal, false
+}
+
+// WithPaths returns v with the value at each of paths taken from old instead (Terraform's
+// ignore_changes). A path that old lacks keeps v's value.
+func WithPaths(v, old cty.Value, paths []cty.Path) cty.Value {
+	if old == cty.NilVal || old.IsNull() || !old.IsKnown() {
+		return v
+	}
+	out, err := cty.Transform(v, func(p cty.Path, cur cty.Value) (cty.Value, error) {
+		for _, ip := range paths {
+			if p.Equals(ip) {
+				if ov, err := ip.Apply(old); err == nil {
+					return ov, nil
+				}
+			}
+		}
+		return cur, nil
+	})
+	if err != nil {
+		return v
+	}
+	return out
 }

@@ -58,3 +58,16 @@ func TestMarshalKeepsSecrets(t *testing.T) {
 		t.Errorf("round trip: -want +got\n%s", diff)
 	}
 }
+
+func TestWithPaths(t *testing.T) {
+	v := cty.ObjectVal(map[string]cty.Value{"a": cty.StringVal("new"), "b": cty.StringVal("new"),
+		"m": cty.MapVal(map[string]cty.Value{"k": cty.StringVal("new")})})
+	old := cty.ObjectVal(map[string]cty.Value{"a": cty.StringVal("old"), "b": cty.StringVal("old"),
+		"m": cty.MapVal(map[string]cty.Value{"k": cty.StringVal("old")})})
+	got := WithPaths(v, old, []cty.Path{cty.GetAttrPath("a"), cty.GetAttrPath("m").Index(cty.StringVal("k")), cty.GetAttrPath("zz")})
+	want := cty.ObjectVal(map[string]cty.Value{"a": cty.StringVal("old"), "b": cty.StringVal("new"),
+		"m": cty.MapVal(map[string]cty.Value{"k": cty.StringVal("old")})})
+	if !got.RawEquals(want) {
+		t.Errorf("WithPaths = %#v, want %#v", got, want)
+	}
+}

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/cairn-dev/cairn/api"
+)
+
+// writePlan prints a Terraform-language preview the way terraform plan does, so its users
+// read it at a glance: one block per resource with a "+", "~", "-/+" or "-" sign per
+// attribute, "(known after apply)" and "(sensitive value)", "# forces replacement", then the
+// "Plan: N to add, N to change, N to destroy." line.
+func writePlan(w io.Writer, p api.PreviewResponse, colour bool) {
+	var add, change, destroy int
+	any := false
+	for _, c := range p.Changes {
+		var sign, verb, ansi string
+		switch {
+		case c.Action == api.ActionAdd:
+			sign, verb, ansi = "+", "will be created", ansiGreen
+			add++
+		case c.Action == api.ActionModify && c.Replacement == api.ReplaceTrue:
+			sign, verb, ansi = "-/+", "must be replaced", ansiYellow
+			add++
+			destroy++
+		case c.Action == api.ActionModify:
+			sign, verb, ansi = "~", "will be updated in-place", ansiYellow
+			change++
+		case c.Action == api.ActionRemove:
+			sign, verb, ansi = "-", "will be destroyed", ansiRed
+			destroy++
+		case c.Action == api.ActionRead:
+			sign, verb, ansi = "<=", "will be read during apply", ""
+		default:
+			continue
+		}
+		any = true
+		typ, name := splitAddress(c.LogicalID, c.Type)
+		fmt.Fprintf(w, "  # %s %s\n", c.LogicalID, verb)
+		kind := "resource"
+		if strings.HasPrefix(c.LogicalID, "data.") || strings.Contains(c.LogicalID, ".data.") {
+			kind = "data"
+		}
+		fmt.Fprintf(w, "%s %s %q %q {\n", paint(fmt.Sprintf("%3s", sign), ansi, colour), kind, typ, name)
+		width := 0
+		for _, d := range c.Details {
+			width = max(width, len(d.Name))
+		}
+		for _, d := range c.Details {
+			fmt.Fprintln(w, planLine(c, d, width, colour))
+		}
+		fmt.Fprintln(w, "    }")
+		fmt.Fprintln(w)
+	}
+	if !any {
+		fmt.Fprintln(w, "No changes. Your infrastructure matches the configuration.")
+		return
+	}
+	fmt.Fprintf(w, "Plan: %d to add, %d to change, %d to destroy.\n", add, change, destroy)
+}
+
+// planLine is one attribute of a planned change.
+func planLine(c api.Change, d api.PropertyChange, width int, colour bool) string {
+	before, after := planValue(d.Before), planValue(d.After)
+	var sign, text, ansi string
+	switch {
+	case c.Action == api.ActionRemove || (d.After == nil && d.Before != nil):
+		sign, text, ansi = "-", before+" -> null", ansiRed
+		if c.Action == api.ActionRemove {
+			text = before
+		}
+	case d.Before == nil:
+		sign, text, ansi = "+", after, ansiGreen
+	default:
+		sign, text, ansi = "~", before+" -> "+after, ansiYellow
+		if before == after {
+			text = after
+		}
+	}
+	line := fmt.Sprintf("    %s %-*s = %s", paint(sign, ansi, colour), width, d.Name, text)
+	if d.ForcesReplacement {
+		line += paint(" # forces replacement", ansiRed, colour)
+	}
+	return line
+}
+
+// planValue renders a value as terraform prints it: strings quoted, markers bare, collections
+// as compact JSON.
+func planValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if x == api.UnknownMarker || x == api.SensitiveMarker {
+			return x
+		}
+		return fmt.Sprintf("%q", x)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%q = %s", k, planValue(x[k]))
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = planValue(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		return string(b)
+	}
+}
+
+// splitAddress returns the type and name labels of a resource instance address such as
+// `module.m.time_static.t["a"]` (name `t["a"]` is printed as terraform's block label `t`).
+func splitAddress(addr, typ string) (string, string) {
+	i := strings.LastIndex(addr, typ+".")
+	if i < 0 {
+		return typ, addr
+	}
+	name := addr[i+len(typ)+1:]
+	if j := strings.IndexByte(name, '['); j >= 0 {
+		name = name[:j]
+	}
+	return typ, name
+}

@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/template"
+)
+
+const kindImport = "import"
+
+// Import adopts an existing object as the resource at req.Address of a Terraform-language
+// configuration, as terraform import does: the provider reads the object by its id and the
+// stack records it; the next deploy plans against it. It holds the stack's lease while it runs.
+func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error) {
+	if err := validStackName(stack); err != nil {
+		return api.Resource{}, err
+	}
+	if req.Address == "" || req.ID == "" {
+		return api.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "", "import needs a resource address and the id of the object to import")}}
+	}
+	prior, err := e.store.GetStack(ctx, stack)
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return api.Resource{}, fmt.Errorf("cannot read stack %s: %w", stack, err)
+	}
+	if err == nil && prior.Dialect != string(template.Terraform) && prior.Status != "DELETE_COMPLETE" {
+		return api.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
+			"stack %s is a %s stack: import works on Terraform-language stacks", stack, prior.Dialect)}}
+	}
+	st, ps, diags := e.load(ctx, stack, prior.ID, sourceOf(req.Source), 0)
+	if st == nil {
+		return api.Resource{}, &ValidationError{Diagnostics: diags}
+	}
+	defer ps.close()
+	if st.Dialect != template.Terraform {
+		return api.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "", "import works on Terraform-language configurations")}}
+	}
+	res := st.Resource(req.Address)
+	if res == nil || res.Mode != template.Managed {
+		return api.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, req.Address,
+			"Configuration for import target does not exist: the configuration for the given import target %s does not exist. "+
+				"All target instances must have an associated configuration to be imported.", req.Address)}}
+	}
+	if err != nil || prior.Status == "DELETE_COMPLETE" {
+		source, _ := json.Marshal(req.Source)
+		prior = state.Stack{Name: stack, ID: newID(), Dialect: string(template.Terraform), Status: "IMPORT_COMPLETE",
+			Template: source, CreatedAt: e.now(), UpdatedAt: e.now()}
+		if err := e.store.DeleteStack(ctx, stack); err != nil && !errors.Is(err, state.ErrNotFound) {
+			return api.Resource{}, err
+		}
+		if err := e.store.PutStack(ctx, prior); err != nil {
+			return api.Resource{}, err
+		}
+	}
+	now := e.now()
+	op := state.Operation{ID: newID(), Stack: stack, Kind: kindImport, Status: state.Running, Owner: e.o.Owner,
+		LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
+	if err := e.store.StartOperation(ctx, op); err != nil {
+		return api.Resource{}, err
+	}
+	row, err := e.importResource(ctx, st, ps, prior, op, res, req.ID)
+	status, reason := state.Succeeded, ""
+	if err != nil {
+		status, reason = state.Failed, err.Error()
+	}
+	if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, status, reason, e.now()); ferr != nil && err == nil {
+		err = ferr
+	}
+	e.wake()
+	if err != nil {
+		return api.Resource{}, err
+	}
+	return api.Resource{LogicalID: row.Name, PhysicalID: row.ID, Type: row.Type, Status: row.Status, UpdatedAt: row.UpdatedAt}, nil
+}
+
+func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *providerSet, stack state.Stack, op state.Operation, res *template.Resource, id string) (state.Resource, error) {
+	if _, err := e.store.GetResource(ctx, stack.Name, res.Name); err == nil {
+		return state.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(res.Range, res.Name,
+			"Resource already managed by cairn: %s is already in stack %s; to import to this address you must first delete the existing object from the stack", res.Name, stack.Name)}}
+	}
+	r := &run{e: e, op: op, stack: stack, tmpl: st, ps: ps, sc: newScope(st), req: opRequest{Kind: kindImport, StackID: stack.ID, Dialect: string(template.Terraform)},
+		journal: map[string][]state.JournalEntry{}, base: ctx}
+	rows, err := e.store.ListResources(ctx, stack.Name)
+	if err != nil {
+		return state.Resource{}, err
+	}
+	for _, row := range rows {
+		if st.Resource(row.Name) != nil {
+			if err := r.sc.setRow(row); err != nil {
+				return state.Resource{}, err
+			}
+		}
+	}
+	p, err := ps.configured(ctx, r.sc, res.Type, res.Provider)
+	if err != nil {
+		return state.Resource{}, err
+	}
+	key := "import/" + res.Name
+	token, _, err := r.begin(ctx, key)
+	if err != nil {
+		return state.Resource{}, err
+	}
+	resp, err := p.Import(ctx, provider.ImportRequest{Resource: r.resource(res), ID: id})
+	if err == nil && resp.Diagnostics.HasErrors() {
+		err = &ValidationError{Diagnostics: locate(resp.Diagnostics, res, res.Name)}
+	}
+	if err == nil && resp.ID == "" && (resp.Outputs == cty.NilVal || resp.Outputs.IsNull()) {
+		err = fmt.Errorf("Cannot import non-existent remote object: while attempting to import an existing object to %s, the provider detected that no object exists with the given id", res.Name)
+	}
+	if err != nil {
+		if jerr := r.end(ctx, key, token, true, detail{Kind: "import"}); jerr != nil {
+			return state.Resource{}, jerr
+		}
+		return state.Resource{}, err
+	}
+	props, _ := evalBody(ctx, p, schemaKind(res), res.Properties, r.sc)
+	if props == cty.NilVal || !props.IsWhollyKnown() {
+		props = resp.Outputs
+	}
+	rid := resp.ID
+	if rid == "" {
+		rid = id
+	}
+	row, err := r.row(res, rid, props, resp.Outputs)
+	if err != nil {
+		return state.Resource{}, err
+	}
+	row.Status, row.Private = "IMPORT_COMPLETE", resp.Private
+	if err := r.end(ctx, key, token, false, detail{Kind: "import", After: imageOf(row)}, state.Write{Put: &row}); err != nil {
+		return state.Resource{}, err
+	}
+	return row, r.event(ctx, res.Name, row.ID, res.Type, "IMPORT_COMPLETE", "")
+}

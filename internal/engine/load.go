@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/dag"
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/template/cfn"
+	"github.com/cairn-dev/cairn/internal/template/tflang"
+)
+
+// source is a template as a request carries it: one CloudFormation/ROS document, or the files
+// of a Terraform-language configuration with its variable values.
+type source struct {
+	name     string
+	text     string
+	files    map[string]string
+	varFiles []string
+	env      map[string]string
+	params   map[string]string
+	upgrade  bool
+}
+
+func sourceOf(req api.DeployRequest) source {
+	return source{name: req.TemplateName, text: req.Template, files: req.Files, varFiles: req.VarFiles,
+		env: req.Env, params: req.Parameters, upgrade: req.Upgrade}
+}
+
+type loadFlags int
+
+const (
+	loadValidate loadFlags = 1 << iota // parameters without a value are unknown, not an error
+	loadCheck                          // every resource is checked with its provider
+)
+
+// parse picks the dialect from the source and parses it.
+func (e *Engine) parse(stackName, stackID string, src source, validate bool) (*template.Stack, diag.Diagnostics) {
+	if src.files != nil {
+		files := make(map[string][]byte, len(src.files))
+		for name, text := range src.files {
+			files[name] = []byte(text)
+		}
+		if !tflang.Detect(files, "") {
+			return nil, diag.Diagnostics{diag.Errorf(diag.Range{}, "",
+				"no Terraform configuration files (.tf or .tf.json) in the template directory")}
+		}
+		return tflang.Parse(files, tflang.Options{Vars: src.params, VarFiles: src.varFiles, Env: src.env, Validate: validate})
+	}
+	text := []byte(src.text)
+	if _, ok := cfn.Detect(text); !ok {
+		return nil, diag.Diagnostics{diag.Errorf(diag.Range{Filename: src.name}, "",
+			"not a CloudFormation or ROS template: expected AWSTemplateFormatVersion, ROSTemplateFormatVersion or a Resources section")}
+	}
+	d, _ := cfn.Detect(text)
+	if stackID == "" {
+		stackID = e.stackID(stackName, d)
+	}
+	return cfn.Parse(src.name, text, cfn.Options{Parameters: src.params, StackName: stackName, StackID: stackID,
+		Region: e.o.Region, AccountID: e.o.AccountID, Validate: validate})
+}
+
+// load parses and binds a template for stack, resolves the providers it needs and, with
+// loadCheck, checks every resource with its provider as far as its inputs are known. The
+// caller closes the provider set.
+func (e *Engine) load(ctx context.Context, stackName, stackID string, src source, flags loadFlags) (*template.Stack, *providerSet, diag.Diagnostics) {
+	st, diags := e.parse(stackName, stackID, src, flags&loadValidate != 0)
+	if st == nil || diags.HasErrors() {
+		return nil, nil, diags
+	}
+	if cycle := graphOf(st).Cycle(); cycle != nil {
+		return nil, nil, diags.Append(diag.Errorf(diag.Range{}, "", "%s", (&dag.CycleError{Path: cycle}).Error()))
+	}
+	ps, pdiags := e.resolveProviders(st, src.files, src.upgrade)
+	diags = diags.Append(pdiags)
+	if ps == nil {
+		return nil, nil, diags
+	}
+	if flags&loadCheck != 0 {
+		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID))
+	}
+	if diags.HasErrors() {
+		_ = ps.close()
+		return nil, nil, diags
+	}
+	return st, ps, diags
+}
+
+// graphOf is the stack's dependency graph: resources, and provider configurations before the
+// resources they serve.
+func graphOf(st *template.Stack) *dag.Graph {
+	g := dag.New()
+	for _, p := range st.Providers {
+		g.Add(p.Addr, p.DependsOn...)
+	}
+	for _, r := range st.Resources {
+		deps := r.DependsOn
+		if r.Provider != "" {
+			deps = append(append([]string(nil), deps...), r.Provider)
+		}
+		g.Add(r.Name, deps...)
+	}
+	return g
+}
+
+// checkAll checks every resource, in parallel: a configuration of thousands of resources is
+// validated in one pass over the providers.
+func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerSet, stackName, stackID string) diag.Diagnostics {
+	out := make([]diag.Diagnostics, len(st.Resources))
+	sem := make(chan struct{}, e.o.Parallelism)
+	var wg sync.WaitGroup
+	for i, r := range st.Resources {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = e.check(ctx, st, ps, r, stackName, stackID)
+		}()
+	}
+	wg.Wait()
+	var diags diag.Diagnostics
+	for _, ds := range out {
+		diags = diags.Append(ds)
+	}
+	return diags
+}
+
+// check validates one resource's properties (unknown where they depend on other resources).
+func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet, r *template.Resource, stackName, stackID string) diag.Diagnostics {
+	path := resourcePath(st, r)
+	p, err := ps.lookup(r.Type, r.Provider)
+	if err != nil {
+		return diag.Diagnostics{diag.Errorf(r.TypeRange, typePath(st, r), "%s", err.Error())}
+	}
+	props, diags := evalBody(ctx, p, schemaKind(r), r.Properties, unknownScope{st})
+	if diags.HasErrors() {
+		return locate(diags, r, path)
+	}
+	if r.Mode == template.Data {
+		return diags // a data source is validated when it is read
+	}
+	resp, err := p.Check(ctx, provider.CheckRequest{Resource: e.providerResource(st.Dialect, stackName, stackID, r), Props: props})
+	if err != nil {
+		return diags.Append(diag.Errorf(r.Range, path, "cannot check resource: %s", err))
+	}
+	for _, f := range resp.Failures {
+		diags = diags.Append(checkDiag(st, r, f, diag.Error))
+	}
+	for _, f := range resp.Warnings {
+		diags = diags.Append(checkDiag(st, r, f, diag.Warning))
+	}
+	return diags
+}
+
+func checkDiag(st *template.Stack, r *template.Resource, f provider.CheckFailure, sev diag.Severity) diag.Diagnostic {
+	fpath := propsPath(st, r)
+	if f.Property != "" {
+		fpath += "." + f.Property
+	}
+	d := diag.Errorf(r.PropertyRange(f.Property), fpath, "%s", f.Reason)
+	d.Severity = sev
+	return d
+}
+
+// resourcePath is a resource's path in diagnostics: "Resources.X" in CloudFormation,
+// "resource.type.name" / "data.type.name" in the Terraform language.
+func resourcePath(st *template.Stack, r *template.Resource) string {
+	if st.Dialect != template.Terraform {
+		return "Resources." + r.Name
+	}
+	if r.Mode == template.Data {
+		return r.Name
+	}
+	return "resource." + r.Name
+}
+
+func typePath(st *template.Stack, r *template.Resource) string {
+	if st.Dialect != template.Terraform {
+		return resourcePath(st, r) + ".Type"
+	}
+	return resourcePath(st, r)
+}
+
+func propsPath(st *template.Stack, r *template.Resource) string {
+	if st.Dialect != template.Terraform {
+		return resourcePath(st, r) + ".Properties"
+	}
+	return resourcePath(st, r)
+}
+
+// locate gives diagnostics without a place the resource's.
+func locate(ds diag.Diagnostics, r *template.Resource, path string) diag.Diagnostics {
+	out := make(diag.Diagnostics, len(ds))
+	for i, d := range ds {
+		if d.Range.Filename == "" {
+			d.Range = r.Range
+		}
+		if d.Path == "" {
+			d.Path = path
+		}
+		out[i] = d
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/value"
+)
+
+// tfChange previews a Terraform-language resource as terraform plan does: the provider plans
+// every create and update, unknowns show as "(known after apply)", secrets as
+// "(sensitive value)", and data sources whose configuration is known are read now.
+func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *template.Resource, props cty.Value) (api.Change, diag.Diagnostics, error) {
+	ch := api.Change{LogicalID: res.Name, Type: res.Type}
+	pr := pv.e.providerResource(pv.st.Dialect, pv.stackName, pv.stackID, res)
+	path := resourcePath(pv.st, res)
+	if res.Mode == template.Data {
+		resp, err := p.ReadData(ctx, provider.ReadDataRequest{Resource: pr, Config: props})
+		if err != nil {
+			return ch, nil, fmt.Errorf("cannot read %s: %w", res.Name, err)
+		}
+		ds := locate(resp.Diagnostics, res, path)
+		pv.sc.set(res.Name, template.ResourceValue{ID: idOf(resp.State, res.Name), Outputs: resp.State})
+		ch.Action = api.ActionNoop
+		if !resp.State.IsWhollyKnown() {
+			ch.Action = api.ActionRead
+		}
+		return ch, ds, nil
+	}
+	row, had := pv.rows[res.Name]
+	req := provider.DiffRequest{Resource: pr, NewProps: props}
+	prior := cty.NullVal(cty.DynamicPseudoType)
+	if had && row.ID != "" {
+		old, err1 := value.Unmarshal(row.Props)
+		outs, err2 := value.Unmarshal(row.Outputs)
+		if err1 != nil || err2 != nil {
+			return ch, nil, fmt.Errorf("cannot decode state of %s", res.Name)
+		}
+		if res.IgnoreAllChanges {
+			props = old
+		} else if len(res.IgnoreChanges) > 0 {
+			props = value.WithPaths(props, old, res.IgnoreChanges)
+		}
+		req.ID, req.OldProps, req.NewProps, req.OldOutputs, req.Private = row.ID, old, props, outs, row.Private
+		prior = outs
+		ch.PhysicalID = row.ID
+	}
+	diff, err := p.Diff(ctx, req)
+	if err != nil {
+		return ch, nil, fmt.Errorf("cannot plan %s: %w", res.Name, err)
+	}
+	ds := locate(diff.Diagnostics, res, path)
+	if ds.HasErrors() {
+		return ch, ds, nil
+	}
+	tainted := had && row.Status == "CREATE_FAILED"
+	for _, a := range res.ReplaceTriggeredBy {
+		if pv.changed[a] {
+			diff.Replace, diff.Changed = true, true
+		}
+	}
+	switch {
+	case !had || row.ID == "":
+		ch.Action = api.ActionAdd
+	case tainted || diff.Replace:
+		ch.Action, ch.Replacement = api.ActionModify, api.ReplaceTrue
+	case diff.Changed || row.Status == "UPDATE_FAILED":
+		ch.Action, ch.Replacement = api.ActionModify, api.ReplaceFalse
+	default:
+		ch.Action = api.ActionNoop
+		return ch, ds, pv.sc.setRow(row)
+	}
+	if ch.Replacement == api.ReplaceTrue && res.PreventDestroy {
+		return ch, ds.Append(diag.Errorf(res.Range, path, "%s", preventDestroy(res.Name))), nil
+	}
+	pv.changed[res.Name] = true
+	planned := diff.Planned
+	if planned == cty.NilVal {
+		planned = cty.DynamicVal
+	}
+	next := template.ResourceValue{ID: idOf(planned, ""), Outputs: planned}
+	if ch.Action == api.ActionAdd || ch.Replacement == api.ReplaceTrue {
+		if id := next.ID; id.IsKnown() && id.AsString() == "" {
+			next.ID = cty.UnknownVal(cty.String)
+		}
+	}
+	pv.sc.set(res.Name, next)
+	ch.Details = attrChanges(prior, planned, diff.ReplacePaths)
+	return ch, ds, nil
+}
+
+// attrChanges lists the top-level attributes that differ between before and after, masked for
+// display.
+func attrChanges(before, after cty.Value, replacePaths []string) []api.PropertyChange {
+	forces := map[string]bool{}
+	for _, p := range replacePaths {
+		top, _, _ := strings.Cut(p, ".")
+		top, _, _ = strings.Cut(top, "[")
+		forces[top] = true
+	}
+	attrs := map[string]bool{}
+	for _, v := range []cty.Value{before, after} {
+		if v != cty.NilVal && v.Type().IsObjectType() {
+			for k := range v.Type().AttributeTypes() {
+				attrs[k] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(attrs))
+	for k := range attrs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []api.PropertyChange
+	for _, k := range names {
+		b, a := attrOf(before, k), attrOf(after, k)
+		if b.IsNull() && a.IsNull() {
+			continue
+		}
+		if b.IsWhollyKnown() && a.IsWhollyKnown() && b.Equals(a).True() && !forces[k] {
+			continue
+		}
+		out = append(out, api.PropertyChange{Name: k, Before: display(b), After: display(a), ForcesReplacement: forces[k]})
+	}
+	return out
+}
+
+func attrOf(v cty.Value, name string) cty.Value {
+	if v == cty.NilVal || !v.Type().IsObjectType() || !v.Type().HasAttribute(name) {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	if !v.IsKnown() {
+		return cty.DynamicVal
+	}
+	if v.IsNull() {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	return v.GetAttr(name)
+}
+
+func display(v cty.Value) any {
+	if v.IsNull() && !v.IsMarked() {
+		return nil
+	}
+	return value.MaskedAs(v, api.UnknownMarker, api.SensitiveMarker)
+}

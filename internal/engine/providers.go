@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/template"
+)
+
+// Plugins finds and starts the provider plugins a Terraform-language stack requires. The
+// engine holds no knowledge of where plugins live or how they are spoken to; cmd/cairn (through
+// app) plugs in an implementation.
+type Plugins interface {
+	// Resolve picks a package for every requirement, honouring lock (the content of
+	// .terraform.lock.hcl, nil when there is none) unless upgrade is set. It returns the
+	// chosen packages by requirement source and the lock file to keep.
+	Resolve(reqs []*template.ProviderRequirement, lock []byte, upgrade bool) (map[string]Plugin, []byte, diag.Diagnostics)
+}
+
+// Plugin is a resolved provider package that can start provider instances.
+type Plugin interface {
+	Version() string
+	// Open returns a provider instance named for messages by name (the local name). It starts
+	// lazily: the first call launches the process.
+	Open(name string) provider.Provider
+}
+
+// LockFileName is the file of a Terraform-language configuration that pins provider versions.
+const LockFileName = ".terraform.lock.hcl"
+
+// providerSet hands out the provider of each resource for one operation: CloudFormation and
+// ROS types come from the engine's registry, Terraform-language resources from one plugin
+// instance per provider configuration, started lazily and configured before first use.
+type providerSet struct {
+	e    *Engine
+	tmpl *template.Stack
+	pkgs map[string]Plugin // by requirement source
+	lock []byte            // the lock file after resolution
+
+	mu   sync.Mutex
+	inst map[string]*instance // by provider configuration address
+}
+
+type instance struct {
+	p provider.Provider
+
+	once sync.Once // configuration
+	diag diag.Diagnostics
+	err  error
+}
+
+// resolveProviders resolves the plugins of a Terraform-language stack; other dialects need
+// nothing.
+func (e *Engine) resolveProviders(tmpl *template.Stack, files map[string]string, upgrade bool) (*providerSet, diag.Diagnostics) {
+	ps := &providerSet{e: e, tmpl: tmpl, inst: map[string]*instance{}}
+	if tmpl.Dialect != template.Terraform || len(tmpl.Requirements) == 0 {
+		return ps, nil
+	}
+	if e.o.Plugins == nil {
+		return nil, diag.Diagnostics{diag.Errorf(tmpl.Requirements[0].Range, "",
+			"this cairn was started without Terraform provider support")}
+	}
+	var lock []byte
+	if s, ok := files[LockFileName]; ok {
+		lock = []byte(s)
+	}
+	pkgs, newLock, diags := e.o.Plugins.Resolve(tmpl.Requirements, lock, upgrade)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	ps.pkgs, ps.lock = pkgs, newLock
+	return ps, diags
+}
+
+// lookup returns the provider serving a resource: res.Provider's instance for the Terraform
+// language (not yet configured: see configured), the registry's for the others.
+func (ps *providerSet) lookup(typ, providerAddr string) (provider.Provider, error) {
+	if providerAddr == "" {
+		return ps.e.reg.Lookup(typ)
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if in, ok := ps.inst[providerAddr]; ok {
+		return in.p, nil
+	}
+	var cfg *template.ProviderConfig
+	if ps.tmpl != nil {
+		cfg = ps.tmpl.Provider(providerAddr)
+	}
+	if cfg == nil {
+		return nil, fmt.Errorf("provider configuration %s is not present in the template; it is needed to manage %s: add it back, or delete the resource first", providerAddr, typ)
+	}
+	req := ps.tmpl.Requirement(cfg.Name)
+	if req == nil {
+		return nil, fmt.Errorf("provider %s has no required_providers entry", cfg.Name)
+	}
+	pkg, ok := ps.pkgs[req.Source]
+	if !ok {
+		return nil, fmt.Errorf("provider %s (%s) was not resolved", cfg.Name, req.Source)
+	}
+	in := &instance{p: pkg.Open(cfg.Name)}
+	ps.inst[providerAddr] = in
+	return in.p, nil
+}
+
+// configured returns the provider of providerAddr, configured once with its provider block
+// evaluated in sc. A configuration that failed fails every later call the same way.
+func (ps *providerSet) configured(ctx context.Context, sc template.Scope, typ, providerAddr string) (provider.Provider, error) {
+	p, err := ps.lookup(typ, providerAddr)
+	if err != nil || providerAddr == "" {
+		return p, err
+	}
+	ps.mu.Lock()
+	in := ps.inst[providerAddr]
+	ps.mu.Unlock()
+	in.once.Do(func() {
+		cfg := ps.tmpl.Provider(providerAddr)
+		val, diags := evalBody(ctx, p, provider.SchemaRequest{Kind: provider.SchemaProvider}, cfg.Config, sc)
+		if diags.HasErrors() {
+			in.diag = diags
+			return
+		}
+		resp, err := p.Configure(ctx, provider.ConfigureRequest{Config: val})
+		in.diag, in.err = diags.Append(resp.Diagnostics), err
+	})
+	switch {
+	case in.err != nil:
+		return nil, in.err
+	case in.diag.HasErrors():
+		return nil, fmt.Errorf("cannot configure %s: %s", providerAddr, reasonOf(in.diag.Err()))
+	}
+	return p, nil
+}
+
+// close stops every provider instance the set started.
+func (ps *providerSet) close() error {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var errs []error
+	for _, addr := range sortedKeys(ps.inst) {
+		errs = append(errs, ps.inst[addr].p.Close())
+	}
+	ps.inst = map[string]*instance{}
+	return errors.Join(errs...)
+}
+
+// versions lists the chosen provider versions, "source vX", sorted, for messages.
+func (ps *providerSet) versions() []string {
+	var out []string
+	for src, p := range ps.pkgs {
+		out = append(out, src+" v"+p.Version())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// evalBody evaluates an expression that may need the provider's schema to decode (a block of
+// the Terraform language).
+func evalBody(ctx context.Context, p provider.Provider, req provider.SchemaRequest, x template.Expr, sc template.Scope) (cty.Value, diag.Diagnostics) {
+	bx, ok := x.(template.BodyExpr)
+	if !ok {
+		return x.Eval(sc)
+	}
+	schema, err := p.Schema(ctx, req)
+	if err != nil {
+		what := string(req.Kind) + " " + req.Type
+		if req.Kind == provider.SchemaProvider {
+			what = "provider configuration"
+		}
+		return cty.NilVal, diag.Diagnostics{diag.Errorf(diag.Range{}, "", "cannot read the schema of %s: %s", strings.TrimSpace(what), err)}
+	}
+	return bx.EvalSpec(sc, schema.Spec)
+}
+
+// schemaKind is the schema a resource's properties decode with.
+func schemaKind(res *template.Resource) provider.SchemaRequest {
+	if res.Mode == template.Data {
+		return provider.SchemaRequest{Kind: provider.SchemaData, Type: res.Type}
+	}
+	return provider.SchemaRequest{Kind: provider.SchemaResource, Type: res.Type}
+}

@@ -1,0 +1,316 @@
+package tflang
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/value"
+)
+
+// key is an instance's count index or for_each key and value.
+type key struct {
+	kind  string // "", "count", "each"
+	index cty.Value
+	value cty.Value
+}
+
+// evaluator builds the evaluation context of one expression from exactly what it references,
+// so evaluating one resource costs its references, not the size of the configuration.
+type evaluator struct {
+	m      *module
+	scope  template.Scope // nil: resources are unknown (count, for_each, validation)
+	key    key
+	locals map[string]cty.Value
+	busy   map[string]bool
+}
+
+func (m *module) evaluator(scope template.Scope, k key) *evaluator {
+	return &evaluator{m: m, scope: scope, key: k, locals: map[string]cty.Value{}, busy: map[string]bool{}}
+}
+
+func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnostics) {
+	vars := map[string]map[string]cty.Value{}
+	set := func(root, name string, v cty.Value) {
+		if vars[root] == nil {
+			vars[root] = map[string]cty.Value{}
+		}
+		vars[root][name] = v
+	}
+	top := map[string]cty.Value{}
+	var ds hcl.Diagnostics
+	for _, t := range refs {
+		root := t.RootName()
+		rng := t.SourceRange()
+		attr := ""
+		if len(t) > 1 {
+			if a, ok := t[1].(hcl.TraverseAttr); ok {
+				attr = a.Name
+			}
+		}
+		switch root {
+		case "var":
+			v, ok := e.m.varVals[attr]
+			if !ok {
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reference to undeclared input variable",
+					Detail: fmt.Sprintf("An input variable with the name %q has not been declared.", attr), Subject: &rng})
+				continue
+			}
+			set("var", attr, v)
+		case "local":
+			v, d := e.local(attr, rng)
+			ds = append(ds, d...)
+			set("local", attr, v)
+		case "count":
+			if e.key.kind != "count" {
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: `Reference to "count" in non-counted context`,
+					Detail: `The "count" object can only be used in "module", "resource", and "data" blocks, and only when the "count" argument is set.`, Subject: &rng})
+				continue
+			}
+			set("count", "index", e.key.index)
+		case "each":
+			if e.key.kind != "each" {
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: `Reference to "each" in context without for_each`,
+					Detail: `The "each" object can be used only in "module" or "resource" blocks, and only when the "for_each" argument is set.`, Subject: &rng})
+				continue
+			}
+			set("each", "key", e.key.index)
+			set("each", "value", e.key.value)
+		case "path":
+			set("path", "module", cty.StringVal(e.m.dir))
+			set("path", "root", cty.StringVal(e.m.dir))
+			set("path", "cwd", cty.StringVal("."))
+		case "terraform":
+			set("terraform", "workspace", cty.StringVal("default"))
+		case "self", "module":
+			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unsupported reference to %q", root),
+				Detail: "cairn does not support this reference yet.", Subject: &rng})
+		case "data":
+			typ := attr
+			name := ""
+			if len(t) > 2 {
+				if a, ok := t[2].(hcl.TraverseAttr); ok {
+					name = a.Name
+				}
+			}
+			v, d := e.resource("data."+typ+"."+name, rng)
+			ds = append(ds, d...)
+			if vars["data"] == nil {
+				vars["data"] = map[string]cty.Value{}
+			}
+			inner := map[string]cty.Value{}
+			if ex, ok := vars["data"][typ]; ok {
+				inner = ex.AsValueMap()
+			}
+			inner[name] = v
+			vars["data"][typ] = cty.ObjectVal(inner)
+		default:
+			v, d := e.resource(root+"."+attr, rng)
+			ds = append(ds, d...)
+			set(root, attr, v)
+		}
+	}
+	for root, m := range vars {
+		top[root] = cty.ObjectVal(m)
+	}
+	return &hcl.EvalContext{Variables: top, Functions: functions(e.m)}, ds
+}
+
+// resource is the value of a resource block: one instance's object, a tuple of counted
+// instances, or an object of for_each instances.
+func (e *evaluator) resource(k string, rng hcl.Range) (cty.Value, hcl.Diagnostics) {
+	rb, ok := e.m.resources[k]
+	if !ok {
+		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Reference to undeclared resource",
+			Detail: fmt.Sprintf("A resource %q has not been declared in the root module.", k), Subject: &rng}}
+	}
+	insts := e.m.instances[k]
+	get := func(a string) cty.Value {
+		if e.scope == nil {
+			return cty.DynamicVal
+		}
+		rv, ok := e.scope.Resource(a)
+		if !ok || rv.Outputs == cty.NilVal {
+			return cty.DynamicVal
+		}
+		return rv.Outputs
+	}
+	switch {
+	case rb.count != nil:
+		vals := make([]cty.Value, len(insts))
+		for i, a := range insts {
+			vals[i] = get(a)
+		}
+		return cty.TupleVal(vals), nil
+	case rb.forEach != nil:
+		vals := map[string]cty.Value{}
+		for _, a := range insts {
+			vals[instanceKey(a)] = get(a)
+		}
+		return cty.ObjectVal(vals), nil
+	default:
+		return get(k), nil
+	}
+}
+
+// instanceKey is the for_each key of an instance address `x.y["k"]`.
+func instanceKey(a string) string {
+	i := strings.LastIndex(a, `["`)
+	return strings.TrimSuffix(a[i+2:], `"]`)
+}
+
+func (e *evaluator) local(name string, rng hcl.Range) (cty.Value, hcl.Diagnostics) {
+	if v, ok := e.locals[name]; ok {
+		return v, nil
+	}
+	a, ok := e.m.locals[name]
+	if !ok {
+		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Reference to undeclared local value",
+			Detail: fmt.Sprintf("A local value with the name %q has not been declared.", name), Subject: &rng}}
+	}
+	if e.busy[name] {
+		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cycle in local values",
+			Detail: fmt.Sprintf("local.%s refers to itself.", name), Subject: &rng}}
+	}
+	e.busy[name] = true
+	defer delete(e.busy, name)
+	ctx, ds := e.context(a.Expr.Variables())
+	if ds.HasErrors() {
+		return cty.DynamicVal, ds
+	}
+	v, d := a.Expr.Value(ctx)
+	e.locals[name] = v
+	return v, append(ds, d...)
+}
+
+// bodyExpr is a resource, data source or provider body: a template.BodyExpr.
+type bodyExpr struct {
+	m    *module
+	body hcl.Body
+	key  key
+}
+
+// EvalSpec decodes the body with the provider's schema.
+func (b *bodyExpr) EvalSpec(s template.Scope, spec hcldec.Spec) (cty.Value, diag.Diagnostics) {
+	e := b.m.evaluator(s, b.key)
+	ctx, ds := e.context(hcldec.Variables(b.body, spec))
+	if ds.HasErrors() {
+		return cty.DynamicVal, convertDiags(ds, b.m.files)
+	}
+	v, d := hcldec.Decode(b.body, spec, ctx)
+	return v, convertDiags(append(ds, d...), b.m.files)
+}
+
+// Eval decodes the body's attributes without a schema.
+func (b *bodyExpr) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
+	attrs, ds := b.body.JustAttributes()
+	if ds.HasErrors() {
+		return cty.DynamicVal, convertDiags(ds, b.m.files)
+	}
+	e := b.m.evaluator(s, b.key)
+	out := map[string]cty.Value{}
+	for name, a := range attrs {
+		ctx, d := e.context(a.Expr.Variables())
+		ds = append(ds, d...)
+		v, d := a.Expr.Value(ctx)
+		ds = append(ds, d...)
+		out[name] = v
+	}
+	return cty.ObjectVal(out), convertDiags(ds, b.m.files)
+}
+
+// exprValue is an output's value.
+type exprValue struct {
+	m         *module
+	expr      hcl.Expression
+	sensitive bool
+}
+
+func (x *exprValue) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
+	e := x.m.evaluator(s, key{})
+	ctx, ds := e.context(x.expr.Variables())
+	if ds.HasErrors() {
+		return cty.DynamicVal, convertDiags(ds, x.m.files)
+	}
+	v, d := x.expr.Value(ctx)
+	if x.sensitive && v != cty.NilVal {
+		v = value.Secret(v)
+	}
+	return v, convertDiags(append(ds, d...), x.m.files)
+}
+
+// references lists the resource instances an expression set depends on, sorted.
+func (m *module) references(refs []hcl.Traversal, seen map[string]bool) []string {
+	out := map[string]bool{}
+	var walk func([]hcl.Traversal)
+	walk = func(ts []hcl.Traversal) {
+		for _, t := range ts {
+			root := t.RootName()
+			var k string
+			switch root {
+			case "local":
+				if len(t) > 1 {
+					if a, ok := t[1].(hcl.TraverseAttr); ok && !seen["local."+a.Name] {
+						seen["local."+a.Name] = true
+						if la, ok := m.locals[a.Name]; ok {
+							walk(la.Expr.Variables())
+						}
+					}
+				}
+				continue
+			case "var", "count", "each", "path", "terraform", "self", "module":
+				continue
+			case "data":
+				if len(t) > 2 {
+					a1, ok1 := t[1].(hcl.TraverseAttr)
+					a2, ok2 := t[2].(hcl.TraverseAttr)
+					if ok1 && ok2 {
+						k = "data." + a1.Name + "." + a2.Name
+					}
+				}
+			default:
+				if len(t) > 1 {
+					if a, ok := t[1].(hcl.TraverseAttr); ok {
+						k = root + "." + a.Name
+					}
+				}
+			}
+			for _, inst := range m.instances[k] {
+				out[inst] = true
+			}
+		}
+	}
+	walk(refs)
+	list := make([]string, 0, len(out))
+	for a := range out {
+		list = append(list, a)
+	}
+	sort.Strings(list)
+	return list
+}
+
+// bodyRefs is every traversal in a body, nested blocks included, without its schema.
+func bodyRefs(b hcl.Body) []hcl.Traversal {
+	var out []hcl.Traversal
+	if sb, ok := b.(*hclsyntax.Body); ok {
+		hclsyntax.VisitAll(sb, func(n hclsyntax.Node) hcl.Diagnostics {
+			if x, ok := n.(*hclsyntax.ScopeTraversalExpr); ok {
+				out = append(out, x.Traversal)
+			}
+			return nil
+		})
+		return out
+	}
+	attrs, _ := b.JustAttributes() // JSON: nested blocks are attributes holding objects
+	for _, a := range attrs {
+		out = append(out, a.Expr.Variables()...)
+	}
+	return out
+}
