@@ -17,7 +17,7 @@ type DeployRequest struct {
 	Env             map[string]string `json:"env,omitempty"`
 	Parameters      map[string]string `json:"parameters,omitempty"`
 	DisableRollback bool              `json:"disableRollback,omitempty"`
-	Upgrade         bool              `json:"upgrade,omitempty"` // pick the newest allowed provider versions, ignoring the lock file
+	Upgrade         bool              `json:"upgrade,omitempty"`        // pick the newest allowed provider versions, ignoring the lock file
 	TimeoutSeconds  int               `json:"timeoutSeconds,omitempty"` // 0: no stack timeout
 }
 

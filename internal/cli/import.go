@@ -23,7 +23,8 @@ func (r *runner) importCommand() *cobra.Command {
 	}
 	sf.register(cmd)
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
-	cmd.RunE = r.action(func(cmd *cobra.Command) error {
+	var address, id string
+	body := r.action(func(cmd *cobra.Command) error {
 		if err := required("--stack", stack); err != nil {
 			return err
 		}
@@ -40,7 +41,7 @@ func (r *runner) importCommand() *cobra.Command {
 			return err
 		}
 		defer closeApp()
-		res, err := c.Import(ctx, stack, api.ImportRequest{Source: src.req, Address: cmd.Flags().Arg(0), ID: cmd.Flags().Arg(1)})
+		res, err := c.Import(ctx, stack, api.ImportRequest{Source: src.req, Address: address, ID: id})
 		if err != nil {
 			return err
 		}
@@ -52,5 +53,9 @@ func (r *runner) importCommand() *cobra.Command {
 			res.LogicalID, res.Type, stack)
 		return nil
 	})
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		address, id = args[0], args[1]
+		return body(cmd, nil)
+	}
 	return cmd
 }
