@@ -1,7 +1,9 @@
 package tfplugin
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,58 +17,73 @@ import (
 	"google.golang.org/grpc"
 )
 
-// handshake is terraform's: every Terraform/OpenTofu provider checks this cookie.
+// handshake is terraform's. Every Terraform/OpenTofu provider checks the cookie and refuses to
+// run without it; ProtocolVersion is the legacy fallback terraform declares (VersionedPlugins
+// take precedence).
 var handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  4, // the legacy fallback terraform declares; VersionedPlugins win
+	ProtocolVersion:  4,
 	MagicCookieKey:   "TF_PLUGIN_MAGIC_COOKIE",
 	MagicCookieValue: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
 }
 
-// maxMessage is terraform's gRPC message limit: big states travel in one message.
+// maxMessage is terraform's gRPC message limit (gRPC's default is 4 MiB): a large state or
+// schema travels as one message.
 const maxMessage = 256 << 20
 
-// grpcPlugin hands back the raw connection: cairn's client works on grpc.ClientConnInterface.
-type grpcPlugin struct{ plugin.Plugin }
+// rawConn is the go-plugin plugin for both protocol versions: it hands back the gRPC
+// connection itself, because cairn's adapters work on any grpc.ClientConnInterface.
+type rawConn struct{ plugin.NetRPCUnsupportedPlugin }
 
-func (grpcPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
+func (rawConn) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
 	return errors.New("tfplugin: cairn only implements the client side")
 }
 
-func (grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+func (rawConn) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
 	return cc, nil
 }
 
-// CleanupClients kills every plugin process started by this package (go-plugin's managed
-// clients). Call it before exiting.
+// CleanupClients kills every provider process this package started and has not closed yet
+// (go-plugin's managed clients). cmd/cairn calls it on its way out, so no provider outlives a
+// normal exit or a handled signal; for kill -9 see setPdeathsig.
 func CleanupClients() { plugin.CleanupClients() }
 
 // process is one running provider plugin.
 type process struct {
-	client *plugin.Client
-	conn   *conn
-	stderr *tail
+	client  *plugin.Client
+	conn    *grpc.ClientConn
+	version int
+	stderr  *tail
 }
 
-// launch starts the provider binary and completes the handshake.
+// launch starts the provider binary the way terraform does and completes the go-plugin
+// handshake: versions 5 and 6 offered, gRPC only, AutoMTLS, managed (so CleanupClients kills
+// it), terraform's message size limit. The provider's log (hclog JSON on stderr) goes to log
+// at debug level; the last lines of its stderr are kept for the error when it crashes.
 func launch(name, executable string, log *slog.Logger) (*process, error) {
 	cmd := exec.Command(executable)
-	setPdeathsig(cmd) // the kernel kills the plugin if cairn dies, even by kill -9
+	setPdeathsig(cmd)
 	stderr := &tail{}
+	level := hclog.Off
+	if log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
+		level = hclog.Debug
+	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{
-			5: {"provider": grpcPlugin{}},
-			6: {"provider": grpcPlugin{}},
+			5: {"provider": rawConn{}},
+			6: {"provider": rawConn{}},
 		},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Managed:          true,
 		Cmd:              cmd,
 		AutoMTLS:         true,
-		SyncStderr:       stderr,
+		Stderr:           stderr, // the process's own stderr: panics and early failures
+		SyncStderr:       io.MultiWriter(stderr, &lineLog{log: log, name: name}),
 		SyncStdout:       io.Discard,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage))},
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "provider." + name, Output: logWriter{log, name}, Level: hclog.Debug, JSONFormat: true}),
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "provider", Output: &hclogBridge{log: log, name: name},
+			Level: level, JSONFormat: true}),
 	})
 	rpc, err := client.Client()
 	if err != nil {
@@ -76,52 +93,110 @@ func launch(name, executable string, log *slog.Logger) (*process, error) {
 	raw, err := rpc.Dispense("provider")
 	if err != nil {
 		client.Kill()
-		return nil, fmt.Errorf("provider %s: %w", name, err)
+		return nil, fmt.Errorf("provider %s: %w%s", name, err, stderr.suffix())
 	}
 	v := client.NegotiatedVersion()
 	if v != 5 && v != 6 {
 		client.Kill()
-		return nil, fmt.Errorf("provider %s speaks plugin protocol %d; cairn speaks 5 and 6", name, v)
+		return nil, fmt.Errorf("provider %s: %s speaks plugin protocol %d; cairn speaks 5 and 6", name, executable, v)
 	}
-	return &process{client: client, conn: &conn{cc: raw.(*grpc.ClientConn), version: v}, stderr: stderr}, nil
+	cc, ok := raw.(*grpc.ClientConn)
+	if !ok {
+		client.Kill()
+		return nil, fmt.Errorf("provider %s: unexpected plugin client %T", name, raw)
+	}
+	if log != nil {
+		log.Debug("provider started", "provider", name, "executable", executable, "protocol", v, "pid", client.ID())
+	}
+	return &process{client: client, conn: cc, version: v, stderr: stderr}, nil
 }
 
-// logWriter passes go-plugin's and the provider's log lines to cairn's logger at debug.
-type logWriter struct {
+// hclogBridge receives go-plugin's log (and, through it, the provider's JSON log lines from
+// stderr) as hclog JSON and passes each entry to cairn's slog logger at debug level.
+type hclogBridge struct {
 	log  *slog.Logger
 	name string
 }
 
-func (w logWriter) Write(p []byte) (int, error) {
+func (w *hclogBridge) Write(p []byte) (int, error) {
+	if w.log == nil {
+		return len(p), nil
+	}
+	for _, line := range bytes.Split(bytes.TrimSpace(p), []byte("\n")) {
+		var entry map[string]any
+		if json.Unmarshal(line, &entry) != nil {
+			w.log.Debug(string(line), "provider", w.name)
+			continue
+		}
+		msg, _ := entry["@message"].(string)
+		args := []any{"provider", w.name}
+		if lvl, ok := entry["@level"].(string); ok {
+			args = append(args, "level", lvl)
+		}
+		for k, v := range entry {
+			if !strings.HasPrefix(k, "@") {
+				args = append(args, k, v)
+			}
+		}
+		w.log.Debug(msg, args...)
+	}
+	return len(p), nil
+}
+
+// lineLog logs what the provider writes to its (go-plugin forwarded) stderr, line by line.
+type lineLog struct {
+	log  *slog.Logger
+	name string
+}
+
+func (w *lineLog) Write(p []byte) (int, error) {
 	if w.log != nil {
-		w.log.Debug("provider log", "provider", w.name, "line", strings.TrimSpace(string(p)))
+		for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+			w.log.Debug("provider stderr", "provider", w.name, "line", l)
+		}
 	}
 	return len(p), nil
 }
 
 // tail keeps the last lines a provider wrote to stderr, for the error when it crashes.
 type tail struct {
-	mu    sync.Mutex
-	lines []string
+	mu      sync.Mutex
+	lines   []string
+	partial string
 }
+
+const (
+	tailLines   = 20
+	tailLineMax = 1000
+)
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+	parts := strings.Split(t.partial+string(p), "\n")
+	t.partial = parts[len(parts)-1]
+	for _, l := range parts[:len(parts)-1] {
+		if len(l) > tailLineMax {
+			l = l[:tailLineMax] + "…"
+		}
 		t.lines = append(t.lines, l)
 	}
-	if len(t.lines) > 20 {
-		t.lines = t.lines[len(t.lines)-20:]
+	if len(t.lines) > tailLines {
+		t.lines = append([]string(nil), t.lines[len(t.lines)-tailLines:]...)
 	}
 	return len(p), nil
 }
 
+// suffix is the tail for an error message, "" when the provider wrote nothing.
 func (t *tail) suffix() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
+	lines := t.lines
+	if t.partial != "" {
+		lines = append(append([]string(nil), lines...), t.partial)
+	}
+	if len(lines) == 0 {
 		return ""
 	}
-	return "\nprovider stderr:\n" + strings.Join(t.lines, "\n")
+	return "\nlast lines of the provider's stderr:\n" + strings.Join(lines, "\n")
 }

@@ -4,349 +4,236 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
-	tf6 "github.com/cairn-dev/cairn/internal/tfplugin6"
 )
 
-// plan is one PlanResourceChange: prior state and configuration in, planned state out.
-type plan struct {
-	s       *schema
-	prior   cty.Value
-	config  cty.Value
-	planned cty.Value
-	private []byte
-	replace []string
-	diags   diag.Diagnostics
-}
-
-func (p *Provider) plan(ctx context.Context, typ string, prior, config cty.Value, priorPrivate []byte) (*plan, error) {
-	if err := p.start(ctx); err != nil {
-		return nil, err
-	}
-	s, err := p.resourceSchema(provider.SchemaResource, typ)
+// Check validates a managed resource's configuration (Props, which may hold unknowns): first
+// against the schema (conform), then with the provider's ValidateResourceTypeConfig /
+// ValidateResourceConfig. Errors become Failures and warnings Warnings, each with the dotted
+// attribute path and "summary: detail". Props is not changed (the response's Props is unset).
+func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
+	s, err := p.ready(ctx)
 	if err != nil {
-		return nil, err
+		return provider.CheckResponse{}, err
 	}
-	prior, priv, err := p.priorState(ctx, typ, s, prior, priorPrivate)
+	sc, err := s.lookup(p.name, provider.SchemaResource, req.Resource.Type)
 	if err != nil {
-		return nil, err
+		return provider.CheckResponse{}, err
 	}
-	if config == cty.NilVal {
-		config = cty.NullVal(s.ty)
+	var resp provider.CheckResponse
+	props := unmark(req.Props)
+	for _, pr := range sc.block.conform(props, nil) {
+		resp.Failures = append(resp.Failures, provider.CheckFailure{Property: pathString(pr.path), Reason: pr.msg})
 	}
-	config, err = convert(unmark(config), s.ty)
+	if len(resp.Failures) > 0 {
+		return resp, nil
+	}
+	cfg, err := sc.block.fit(props, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", typ, err)
+		return provider.CheckResponse{Failures: []provider.CheckFailure{{Reason: pathless(err)}}}, nil
 	}
-	pl := &plan{s: s, prior: prior, config: config}
-	proposed := s.block.proposedNew(prior, config)
-	if config.IsNull() && !p.schemas.planDestroy {
-		pl.planned, pl.private = cty.NullVal(s.ty), priv
-		return pl, nil
+	if cfg.IsNull() {
+		cfg = sc.block.emptyValue()
 	}
-	dvPrior, err1 := encode(prior, s.ty)
-	dvProp, err2 := encode(proposed, s.ty)
-	dvCfg, err3 := encode(config, s.ty)
-	if err := firstErr(err1, err2, err3); err != nil {
-		return nil, err
-	}
-	resp := new(tf6.PlanResourceChange_Response)
-	err = p.call(ctx, "PlanResourceChange", &tf6.PlanResourceChange_Request{TypeName: typ, PriorState: dvPrior,
-		ProposedNewState: dvProp, Config: dvCfg, PriorPrivate: priv, ClientCapabilities: &tf6.ClientCapabilities{}}, resp)
+	enc, err := encode(cfg, sc.ty)
 	if err != nil {
-		return nil, err
+		return provider.CheckResponse{}, err
 	}
-	pl.diags = diagnostics(resp.Diagnostics)
-	if pl.diags.HasErrors() {
-		return pl, nil
+	var ds diag.Diagnostics
+	if err := p.call(ctx, "ValidateResourceConfig", func(ctx context.Context) (err error) {
+		ds, err = p.proto.validateResourceConfig(ctx, req.Resource.Type, enc)
+		return err
+	}); err != nil {
+		return provider.CheckResponse{}, err
 	}
-	if pl.planned, err = decode(resp.PlannedState, s.ty); err != nil {
-		return nil, err
-	}
-	pl.private = resp.PlannedPrivate
-	for _, rp := range resp.RequiresReplace {
-		pl.replace = append(pl.replace, pathString(rp))
-	}
-	sort.Strings(pl.replace)
-	if !resp.LegacyTypeSystem {
-		pl.diags = pl.diags.Append(checkPlanned(typ, s.block, config, pl.planned))
-	}
-	return pl, nil
-}
-
-// checkPlanned reports a planned value that contradicts the configuration for an attribute
-// the provider does not compute, as terraform does ("Provider produced invalid plan").
-func checkPlanned(typ string, b *block, config, planned cty.Value) diag.Diagnostics {
-	var out diag.Diagnostics
-	if config.IsNull() || planned.IsNull() || !config.IsKnown() || !planned.IsKnown() {
-		return nil
-	}
-	for name, a := range b.attrs {
-		if a.computed {
-			continue
-		}
-		cv, pv := config.GetAttr(name), planned.GetAttr(name)
-		if cv.IsWhollyKnown() && pv.IsWhollyKnown() && !cv.Equals(pv).True() {
-			out = append(out, diag.Diagnostic{Summary: "Provider produced invalid plan", Path: name,
-				Detail: fmt.Sprintf("Provider planned an invalid value for %s.%s: planned value does not match config value. This is a bug in the provider.", typ, name)})
+	for _, d := range ds {
+		f := provider.CheckFailure{Property: d.Path, Reason: reason(d)}
+		if d.Severity == diag.Warning {
+			resp.Warnings = append(resp.Warnings, f)
+		} else {
+			resp.Failures = append(resp.Failures, f)
 		}
 	}
-	return out
+	return resp, nil
 }
 
-// apply runs ApplyResourceChange for a plan.
-func (p *Provider) apply(ctx context.Context, typ string, pl *plan) (cty.Value, []byte, diag.Diagnostics, error) {
-	dvPrior, err1 := encode(pl.prior, pl.s.ty)
-	dvPlanned, err2 := encode(pl.planned, pl.s.ty)
-	dvCfg, err3 := encode(pl.config, pl.s.ty)
-	if err := firstErr(err1, err2, err3); err != nil {
-		return cty.NilVal, nil, nil, err
-	}
-	resp := new(tf6.ApplyResourceChange_Response)
-	err := p.call(ctx, "ApplyResourceChange", &tf6.ApplyResourceChange_Request{TypeName: typ, PriorState: dvPrior,
-		PlannedState: dvPlanned, Config: dvCfg, PlannedPrivate: pl.private}, resp)
-	if err != nil {
-		return cty.NilVal, nil, nil, err
-	}
-	ds := diagnostics(resp.Diagnostics)
-	state, err := decode(resp.NewState, pl.s.ty)
-	if err != nil {
-		return cty.NilVal, nil, ds, err
-	}
-	if !ds.HasErrors() && !resp.LegacyTypeSystem && !state.IsNull() && !pl.planned.IsNull() {
-		ds = ds.Append(checkApplied(typ, pl.planned, state))
-	}
-	return pl.s.block.markSensitive(state), wrapPrivate(pl.s.version, resp.Private), ds, nil
-}
-
-// checkApplied reports an applied value that differs from a known planned one ("Provider
-// produced inconsistent result after apply").
-func checkApplied(typ string, planned, applied cty.Value) diag.Diagnostics {
-	var out diag.Diagnostics
-	for name := range planned.Type().AttributeTypes() {
-		pv, av := planned.GetAttr(name), applied.GetAttr(name)
-		if pv.IsWhollyKnown() && av.IsWhollyKnown() && !pv.Equals(av).True() {
-			out = append(out, diag.Diagnostic{Summary: "Provider produced inconsistent result after apply", Path: name,
-				Detail: fmt.Sprintf("When applying changes to %s, the provider produced an unexpected new value for .%s. This is a bug in the provider.", typ, name)})
-		}
-	}
-	return out
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
-// idOf is the id attribute of a state, "" when it has none.
-func idOf(state cty.Value) string {
-	if state == cty.NilVal || state.IsNull() || !state.IsKnown() || !state.Type().IsObjectType() || !state.Type().HasAttribute("id") {
-		return ""
-	}
-	id := unmark(state.GetAttr("id"))
-	if !id.IsKnown() || id.IsNull() || !id.Type().Equals(cty.String) {
-		return ""
-	}
-	return id.AsString()
-}
-
-// Diff plans the change from the stored state to the configuration.
+// Diff plans the change from the stored state (OldOutputs, Private) to the configuration
+// (NewProps) with PlanResourceChange, after upgrading the state if needed. Changed says the
+// planned state differs from the prior one (unknowns count; marks do not), Replace that a
+// changed path forces a replacement (ReplacePaths: every path the provider said requires
+// replacement whose value changes, unknown included, as terraform counts them), Planned is
+// the planned state with secrets marked — for a replacement, the plan of the new object. With
+// no stored state it plans a create.
 func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
-	pl, err := p.plan(ctx, req.Resource.Type, req.OldOutputs, req.NewProps, req.Private)
+	s, err := p.ready(ctx)
 	if err != nil {
 		return provider.DiffResponse{}, err
 	}
-	out := provider.DiffResponse{Diagnostics: pl.diags}
-	if pl.diags.HasErrors() {
-		return out, nil
+	pl, err := p.plan(ctx, s, req.Resource.Type, req.OldOutputs, req.Private, req.NewProps, false)
+	if err != nil {
+		return provider.DiffResponse{}, err
 	}
-	out.Planned = pl.s.block.markSensitive(pl.planned)
-	out.ReplacePaths = pl.replace
-	out.Replace = len(pl.replace) > 0 && !pl.prior.IsNull()
-	out.Changed = pl.prior.IsNull() || !pl.planned.IsWhollyKnown() || !pl.planned.Equals(pl.prior).True()
-	if out.Changed && !pl.prior.IsNull() {
-		for name := range pl.s.ty.AttributeTypes() {
-			a, b := pl.prior.GetAttr(name), pl.planned.GetAttr(name)
-			if !a.IsWhollyKnown() || !b.IsWhollyKnown() || !a.Equals(b).True() {
-				out.ChangedKeys = append(out.ChangedKeys, name)
+	resp := provider.DiffResponse{Diagnostics: pl.diags}
+	if pl.diags.HasErrors() {
+		return resp, nil
+	}
+	resp.ReplacePaths = pl.replacePaths()
+	resp.Replace = len(resp.ReplacePaths) > 0
+	planned := pl.planned
+	if resp.Replace {
+		// As terraform does, plan the replacement object as a create (no prior state), so the
+		// planned values are those of the new object: known where the provider can tell them
+		// before it exists. Its warnings repeat the first plan's and are dropped.
+		create, err := p.plan(ctx, s, req.Resource.Type, cty.NilVal, wrapPrivate(pl.sc.version, pl.private), req.NewProps, false)
+		if err != nil {
+			return provider.DiffResponse{}, err
+		}
+		if create.diags.HasErrors() {
+			resp.Diagnostics = resp.Diagnostics.Append(create.diags.Errors())
+			return resp, nil
+		}
+		planned = create.planned
+	}
+	resp.Planned = pl.output(planned)
+	resp.Changed = pl.prior.IsNull() || !equalValues(planned, pl.prior)
+	if resp.Changed {
+		for name := range pl.sc.ty.AttributeTypes() {
+			after := planned.GetAttr(name)
+			if pl.prior.IsNull() {
+				if !after.IsNull() {
+					resp.ChangedKeys = append(resp.ChangedKeys, name)
+				}
+			} else if !equalValues(pl.prior.GetAttr(name), after) {
+				resp.ChangedKeys = append(resp.ChangedKeys, name)
 			}
 		}
-		sort.Strings(out.ChangedKeys)
+		sort.Strings(resp.ChangedKeys)
 	}
-	return out, nil
+	return resp, nil
 }
 
-// Create plans a create from the configuration and applies it.
+// withTimeout applies a request's Timeout as a deadline.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
+}
+
+// Create plans a create (no prior state; the proposed state is the configuration) and applies
+// it. ID is the new state's id attribute. A failed apply that still returned an object
+// reports it in ID and Outputs, so the engine records what exists.
 func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
-	pl, err := p.plan(ctx, req.Resource.Type, cty.NilVal, req.Props, nil)
+	ctx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+	s, err := p.ready(ctx)
 	if err != nil {
 		return provider.CreateResponse{}, err
 	}
-	if pl.diags.HasErrors() {
-		return provider.CreateResponse{Diagnostics: pl.diags}, nil
+	pl, err := p.plan(ctx, s, req.Resource.Type, cty.NilVal, nil, req.Props, false)
+	if err != nil || pl.diags.HasErrors() {
+		return provider.CreateResponse{Diagnostics: planDiags(pl)}, err
 	}
-	state, priv, ds, err := p.apply(ctx, req.Resource.Type, pl)
-	if err != nil {
-		return provider.CreateResponse{}, err
+	state, priv, ds, err := p.apply(ctx, pl)
+	resp := provider.CreateResponse{Diagnostics: pl.diags.Append(ds)}
+	if state == cty.NilVal {
+		return resp, err
 	}
-	return provider.CreateResponse{ID: idOf(state), Outputs: state, Private: priv, Diagnostics: pl.diags.Append(ds)}, nil
+	if state.IsNull() {
+		if !ds.HasErrors() && err == nil {
+			resp.Diagnostics = resp.Diagnostics.Append(diag.Diagnostic{Severity: diag.Error, Summary: "Provider produced null object",
+				Detail: fmt.Sprintf("Provider %q returned no object after creating %s, and no error. %s", p.name, pl.typ, bug(p.name))})
+		}
+		return resp, err
+	}
+	resp.ID, resp.Outputs, resp.Private = idOf(state), pl.output(state), wrapPrivate(pl.sc.version, priv)
+	return resp, err
 }
 
-// Update plans the change from the stored state and applies it in place.
+func planDiags(pl *plan) diag.Diagnostics {
+	if pl == nil {
+		return nil
+	}
+	return pl.diags
+}
+
+// Update plans the change from the stored state to the new configuration and applies it in
+// place. A plan that changes nothing is not applied. A plan that needs a replacement is an
+// error (the engine replaces through Diff's Replace; an in-place apply would be wrong). ID is
+// the new state's id, or the request's when the state has none.
 func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (provider.UpdateResponse, error) {
-	pl, err := p.plan(ctx, req.Resource.Type, req.OldOutputs, req.NewProps, req.Private)
+	ctx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+	s, err := p.ready(ctx)
 	if err != nil {
 		return provider.UpdateResponse{}, err
 	}
-	if pl.diags.HasErrors() {
-		return provider.UpdateResponse{Diagnostics: pl.diags}, nil
+	pl, err := p.plan(ctx, s, req.Resource.Type, req.OldOutputs, req.Private, req.NewProps, false)
+	if err != nil || pl.diags.HasErrors() {
+		return provider.UpdateResponse{Diagnostics: planDiags(pl)}, err
 	}
-	state, priv, ds, err := p.apply(ctx, req.Resource.Type, pl)
-	if err != nil {
-		return provider.UpdateResponse{}, err
+	id := func(v cty.Value) string {
+		if id := idOf(v); id != "" {
+			return id
+		}
+		return req.ID
 	}
-	id := idOf(state)
-	if id == "" {
-		id = req.ID
+	if paths := pl.replacePaths(); len(paths) > 0 {
+		return provider.UpdateResponse{Diagnostics: pl.diags.Append(diag.Diagnostic{Severity: diag.Error,
+			Summary: "Resource must be replaced",
+			Detail: fmt.Sprintf("%s cannot be updated in place: the provider requires replacing it because of changes to %s.",
+				pl.typ, strings.Join(paths, ", "))})}, nil
 	}
-	return provider.UpdateResponse{ID: id, Outputs: state, Private: priv, Diagnostics: pl.diags.Append(ds)}, nil
+	if !pl.prior.IsNull() && equalValues(pl.planned, pl.prior) {
+		return provider.UpdateResponse{ID: id(pl.prior), Outputs: pl.output(pl.prior), Private: wrapPrivate(pl.sc.version, pl.priorPrivate),
+			Diagnostics: pl.diags}, nil
+	}
+	state, priv, ds, err := p.apply(ctx, pl)
+	resp := provider.UpdateResponse{Diagnostics: pl.diags.Append(ds)}
+	if state == cty.NilVal {
+		return resp, err
+	}
+	if state.IsNull() {
+		// A failed update with no object keeps the prior one, as terraform does; a successful
+		// one without an object is a provider bug.
+		if !ds.HasErrors() && err == nil {
+			resp.Diagnostics = resp.Diagnostics.Append(diag.Diagnostic{Severity: diag.Error, Summary: "Provider produced null object",
+				Detail: fmt.Sprintf("Provider %q returned no object after updating %s, and no error. %s", p.name, pl.typ, bug(p.name))})
+		}
+		state, priv = pl.prior, pl.priorPrivate
+	}
+	resp.ID, resp.Outputs, resp.Private = id(state), pl.output(state), wrapPrivate(pl.sc.version, priv)
+	return resp, err
 }
 
-// Delete plans the destroy (when the provider asks for it) and applies it.
+// Delete plans the destroy when the provider asks for it (plan_destroy: proposed and config
+// null) and applies it with a null planned state. An object the provider still returns after
+// a successful destroy is reported as an error.
 func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (provider.DeleteResponse, error) {
-	pl, err := p.plan(ctx, req.Resource.Type, req.Outputs, cty.NilVal, req.Private)
+	ctx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+	s, err := p.ready(ctx)
 	if err != nil {
 		return provider.DeleteResponse{}, err
 	}
-	if pl.diags.HasErrors() {
-		return provider.DeleteResponse{Diagnostics: pl.diags}, nil
+	pl, err := p.plan(ctx, s, req.Resource.Type, req.Outputs, req.Private, cty.NilVal, true)
+	if err != nil || pl.diags.HasErrors() {
+		return provider.DeleteResponse{Diagnostics: planDiags(pl)}, err
 	}
 	if pl.prior.IsNull() {
-		return provider.DeleteResponse{}, nil
+		return provider.DeleteResponse{Diagnostics: pl.diags}, nil
 	}
-	_, _, ds, err := p.apply(ctx, req.Resource.Type, pl)
-	return provider.DeleteResponse{Diagnostics: ds}, err
-}
-
-// Read refreshes a resource; an empty ID means it is gone.
-func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider.ReadResponse, error) {
-	if err := p.start(ctx); err != nil {
-		return provider.ReadResponse{}, err
+	state, _, ds, err := p.apply(ctx, pl)
+	resp := provider.DeleteResponse{Diagnostics: pl.diags.Append(ds)}
+	if err == nil && !ds.HasErrors() && state != cty.NilVal && !state.IsNull() {
+		resp.Diagnostics = resp.Diagnostics.Append(diag.Diagnostic{Severity: diag.Error, Summary: "Provider returned invalid result object after apply",
+			Detail: fmt.Sprintf("After deleting %s, provider %q returned a non-null object. %s", pl.typ, p.name, bug(p.name))})
 	}
-	s, err := p.resourceSchema(provider.SchemaResource, req.Resource.Type)
-	if err != nil {
-		return provider.ReadResponse{}, err
-	}
-	prior, priv, err := p.priorState(ctx, req.Resource.Type, s, req.Outputs, req.Private)
-	if err != nil {
-		return provider.ReadResponse{}, err
-	}
-	return p.read(ctx, req.Resource.Type, s, prior, priv, req.ID)
-}
-
-func (p *Provider) read(ctx context.Context, typ string, s *schema, state cty.Value, priv []byte, fallbackID string) (provider.ReadResponse, error) {
-	dv, err := encode(state, s.ty)
-	if err != nil {
-		return provider.ReadResponse{}, err
-	}
-	resp := new(tf6.ReadResource_Response)
-	if err := p.call(ctx, "ReadResource", &tf6.ReadResource_Request{TypeName: typ, CurrentState: dv, Private: priv,
-		ClientCapabilities: &tf6.ClientCapabilities{}}, resp); err != nil {
-		return provider.ReadResponse{}, err
-	}
-	ds := diagnostics(resp.Diagnostics)
-	nv, err := decode(resp.NewState, s.ty)
-	if err != nil || ds.HasErrors() || nv.IsNull() {
-		return provider.ReadResponse{Diagnostics: ds}, err
-	}
-	id := idOf(nv)
-	if id == "" {
-		id = fallbackID
-	}
-	return provider.ReadResponse{ID: id, Outputs: s.block.markSensitive(nv), Private: wrapPrivate(s.version, resp.Private), Diagnostics: ds}, nil
-}
-
-// ReadData reads a data source. With unknowns in its configuration (a preview) the result
-// is unknown, and the provider is not called, as terraform defers the read to apply.
-func (p *Provider) ReadData(ctx context.Context, req provider.ReadDataRequest) (provider.ReadDataResponse, error) {
-	if err := p.start(ctx); err != nil {
-		return provider.ReadDataResponse{}, err
-	}
-	s, err := p.resourceSchema(provider.SchemaData, req.Resource.Type)
-	if err != nil {
-		return provider.ReadDataResponse{}, err
-	}
-	cfg, err := convert(unmark(req.Config), s.ty)
-	if err != nil {
-		return provider.ReadDataResponse{}, fmt.Errorf("%s: %w", req.Resource.Type, err)
-	}
-	dv, err := encode(cfg, s.ty)
-	if err != nil {
-		return provider.ReadDataResponse{}, err
-	}
-	vresp := new(tf6.ValidateDataResourceConfig_Response)
-	if err := p.call(ctx, "ValidateData", &tf6.ValidateDataResourceConfig_Request{TypeName: req.Resource.Type, Config: dv}, vresp); err != nil {
-		return provider.ReadDataResponse{}, err
-	}
-	ds := diagnostics(vresp.Diagnostics)
-	if ds.HasErrors() {
-		return provider.ReadDataResponse{Diagnostics: ds}, nil
-	}
-	if !cfg.IsWhollyKnown() {
-		return provider.ReadDataResponse{State: cty.UnknownVal(s.ty), Diagnostics: ds}, nil
-	}
-	resp := new(tf6.ReadDataSource_Response)
-	if err := p.call(ctx, "ReadDataSource", &tf6.ReadDataSource_Request{TypeName: req.Resource.Type, Config: dv,
-		ClientCapabilities: &tf6.ClientCapabilities{}}, resp); err != nil {
-		return provider.ReadDataResponse{}, err
-	}
-	ds = ds.Append(diagnostics(resp.Diagnostics))
-	st, err := decode(resp.State, s.ty)
-	if err != nil {
-		return provider.ReadDataResponse{}, err
-	}
-	return provider.ReadDataResponse{State: s.block.markSensitive(st), Diagnostics: ds}, nil
-}
-
-// Import adopts an existing object: ImportResourceState, then a read of what it returned.
-func (p *Provider) Import(ctx context.Context, req provider.ImportRequest) (provider.ImportResponse, error) {
-	if err := p.start(ctx); err != nil {
-		return provider.ImportResponse{}, err
-	}
-	s, err := p.resourceSchema(provider.SchemaResource, req.Resource.Type)
-	if err != nil {
-		return provider.ImportResponse{}, err
-	}
-	resp := new(tf6.ImportResourceState_Response)
-	if err := p.call(ctx, "ImportResourceState", &tf6.ImportResourceState_Request{TypeName: req.Resource.Type, Id: req.ID,
-		ClientCapabilities: &tf6.ClientCapabilities{}}, resp); err != nil {
-		return provider.ImportResponse{}, err
-	}
-	ds := diagnostics(resp.Diagnostics)
-	if ds.HasErrors() {
-		return provider.ImportResponse{Diagnostics: ds}, nil
-	}
-	for _, ir := range resp.ImportedResources {
-		if ir.TypeName != req.Resource.Type {
-			continue
-		}
-		st, err := decode(ir.State, s.ty)
-		if err != nil {
-			return provider.ImportResponse{}, err
-		}
-		r, err := p.read(ctx, req.Resource.Type, s, st, ir.Private, req.ID)
-		if err != nil {
-			return provider.ImportResponse{}, err
-		}
-		return provider.ImportResponse{ID: r.ID, Outputs: r.Outputs, Private: r.Private, Diagnostics: ds.Append(r.Diagnostics)}, nil
-	}
-	return provider.ImportResponse{Diagnostics: ds}, nil
+	return resp, err
 }

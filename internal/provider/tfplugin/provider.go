@@ -1,317 +1,294 @@
+// Package tfplugin is cairn's client of Terraform and OpenTofu provider plugins. It launches a
+// provider binary with the go-plugin handshake terraform uses, speaks tfplugin5 or tfplugin6
+// gRPC to it through one adapter per protocol version (protocol.go), and does what terraform
+// core does around the calls — decode configuration by schema, build the proposed new state,
+// check plans and applied results, pass private data through, upgrade stored state — so that
+// the engine sees an ordinary provider.Provider.
 package tfplugin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
-	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
-	"github.com/zclconf/go-cty/cty"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/cairn-dev/cairn/internal/provider"
-	tf6 "github.com/cairn-dev/cairn/internal/tfplugin6"
 )
 
-// Config names a provider plugin to run.
+// TerraformVersion is the terraform version cairn announces in Configure, for providers that
+// look at it. It is the release whose behaviour cairn follows.
+const TerraformVersion = "1.11.4"
+
+// DefaultStopGrace is how long a call whose context ended may still run after the provider
+// was asked to stop, before cairn abandons it.
+const DefaultStopGrace = 30 * time.Second
+
+// stopTimeout bounds the Stop call itself.
+const stopTimeout = 10 * time.Second
+
+// Config names a provider binary to run.
 type Config struct {
-	Name       string // local name, e.g. "time", for messages
+	Name       string // local name, e.g. "time": it prefixes every error
 	Executable string
-	Logger     *slog.Logger
+	Logger     *slog.Logger  // receives the provider's log at debug level; nil discards it
+	StopGrace  time.Duration // 0 means DefaultStopGrace
 }
 
-// Provider is one provider instance (one process, one configuration). The process starts on
-// the first call; schemas are read once. It is safe for concurrent use.
-type Provider struct {
-	cfg Config
+// Options configure a Provider over an existing connection (NewFromConn).
+type Options struct {
+	Name      string
+	Logger    *slog.Logger
+	StopGrace time.Duration
+	// SchemaCacheKey identifies the provider build behind the connection (e.g. a binary's
+	// hash). When set, schemas are cached under it as for launched binaries; empty disables
+	// the cache.
+	SchemaCacheKey string
+}
 
-	startOnce sync.Once
-	proc      *process
-	conn      *conn
-	schemas   *schemas
-	startErr  error
+// Provider is one provider instance: one plugin process (or connection) and one provider
+// configuration. The process starts on the first call and its schemas are read once. Every
+// method is safe for concurrent use.
+type Provider struct {
+	name      string
+	exe       string // "" over NewFromConn
+	cacheKey  string
+	log       *slog.Logger
+	stopGrace time.Duration
+
+	sem       chan struct{} // held while starting or closing
+	proc      *process      // nil over NewFromConn; set under sem before loaded
+	proto     protocolClient
+	launchErr error
+	loaded    atomic.Pointer[schemas] // set once the provider is usable
+	closed    atomic.Bool
 
 	stopOnce sync.Once
 }
 
 var _ provider.Provider = (*Provider)(nil)
 
-// New returns a provider instance that launches cfg.Executable when first used.
-func New(cfg Config) *Provider { return &Provider{cfg: cfg} }
-
-// NewFromConn returns a provider instance over an established connection speaking protocol
-// version 5 or 6 (the HTTP-function transport of a later issue).
-func NewFromConn(name string, cc grpc.ClientConnInterface, version int) *Provider {
-	p := &Provider{cfg: Config{Name: name}, conn: &conn{cc: cc, version: version}}
-	p.startOnce.Do(func() {})
-	return p
+// New returns a provider that launches cfg.Executable when first used.
+func New(cfg Config) *Provider {
+	return &Provider{name: cfg.Name, exe: cfg.Executable, log: cfg.Logger, stopGrace: grace(cfg.StopGrace),
+		sem: make(chan struct{}, 1)}
 }
 
-func (p *Provider) start(ctx context.Context) error {
-	p.startOnce.Do(func() {
-		p.proc, p.startErr = launch(p.cfg.Name, p.cfg.Executable, p.cfg.Logger)
-		if p.startErr == nil {
-			p.conn = p.proc.conn
-		}
-	})
-	if p.startErr != nil {
-		return p.startErr
-	}
-	if p.schemas == nil {
-		return p.loadSchemas(ctx)
-	}
-	return nil
-}
-
-var schemaMu sync.Mutex
-
-func (p *Provider) loadSchemas(ctx context.Context) error {
-	schemaMu.Lock()
-	defer schemaMu.Unlock()
-	if p.schemas != nil {
-		return nil
-	}
-	s, err := p.conn.schema(ctx)
+// NewFromConn returns a provider speaking protocolVersion (5 or 6) over conn, which the
+// caller owns: Close does not close it. This is the seam for transports other than a local
+// go-plugin process.
+func NewFromConn(conn grpc.ClientConnInterface, protocolVersion int, opts Options) (*Provider, error) {
+	pc, err := newProtocolClient(conn, protocolVersion)
 	if err != nil {
-		return p.callErr(err)
+		return nil, fmt.Errorf("provider %s: %w", opts.Name, err)
 	}
-	if ds := diagnostics(s.diagnostics); ds.HasErrors() {
-		return fmt.Errorf("provider %s: cannot read its schema: %s", p.cfg.Name, ds.Err())
-	}
-	p.schemas = s
-	return nil
+	return &Provider{name: opts.Name, log: opts.Logger, stopGrace: grace(opts.StopGrace), cacheKey: opts.SchemaCacheKey,
+		proto: pc, sem: make(chan struct{}, 1)}, nil
 }
 
-// callErr describes a failed RPC, with the provider's last stderr lines when it crashed.
-func (p *Provider) callErr(err error) error {
-	if err == nil {
-		return nil
+func grace(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultStopGrace
 	}
-	msg := fmt.Sprintf("provider %s: %s", p.cfg.Name, err)
-	if p.proc != nil && p.proc.client.Exited() {
-		msg = fmt.Sprintf("provider %s: the plugin exited: %s%s", p.cfg.Name, err, p.proc.stderr.suffix())
-	}
-	return errors.New(msg)
+	return d
 }
 
-// call runs one RPC; when ctx ends first, the provider is told to stop (once) and the call's
-// context error is returned.
-func (p *Provider) call(ctx context.Context, method string, req, resp any) error {
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			p.stop()
-		case <-done:
+// ProtocolVersion is the plugin protocol in use, 0 before the process started.
+func (p *Provider) ProtocolVersion() int {
+	if p.loaded.Load() == nil {
+		return 0
+	}
+	return p.proto.version()
+}
+
+var errClosed = errors.New("closed")
+
+// ready starts the process and reads the schemas the first time, and returns them.
+func (p *Provider) ready(ctx context.Context) (*schemas, error) {
+	if p.closed.Load() {
+		return nil, fmt.Errorf("provider %s: %w", p.name, errClosed)
+	}
+	if s := p.loaded.Load(); s != nil {
+		return s, nil
+	}
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-p.sem }()
+	if s := p.loaded.Load(); s != nil {
+		return s, nil
+	}
+	if p.closed.Load() {
+		return nil, fmt.Errorf("provider %s: %w", p.name, errClosed)
+	}
+	if p.proto == nil {
+		if p.launchErr != nil {
+			return nil, p.launchErr
 		}
-	}()
-	err := p.conn.invoke(ctx, method, req, resp)
+		if p.cacheKey == "" {
+			p.cacheKey = executableKey(p.exe)
+		}
+		proc, err := launch(p.name, p.exe, p.log)
+		if err != nil {
+			p.launchErr = err
+			return nil, err
+		}
+		if p.proto, err = newProtocolClient(proc.conn, proc.version); err != nil {
+			proc.client.Kill()
+			p.launchErr = fmt.Errorf("provider %s: %w", p.name, err)
+			return nil, p.launchErr
+		}
+		p.proc = proc
+	}
+	s, err := p.loadSchemas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.loaded.Store(s)
+	return s, nil
+}
+
+// call runs one RPC. When ctx ends first, the provider is asked (once per process) to stop
+// what it is doing, as terraform does on Ctrl-C, and the RPC is left to finish — a provider
+// that honours Stop returns promptly, and an apply that did complete reports the object it
+// made — for up to the stop grace, after which it is abandoned. The RPC runs on a context that
+// only that grace cancels; call then returns ctx.Err(), and whatever fn stored stays valid if
+// fn returned nil.
+func (p *Provider) call(ctx context.Context, method string, fn func(context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rpcCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	var mu sync.Mutex
+	var abandon *time.Timer
+	stopWatching := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		abandon = time.AfterFunc(p.stopGrace, cancel)
+		mu.Unlock()
+		p.stop()
+	})
+	err := fn(rpcCtx)
+	stopWatching()
+	mu.Lock()
+	if abandon != nil {
+		abandon.Stop()
+	}
+	mu.Unlock()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return p.callErr(err)
+	if err != nil {
+		return p.callErr(method, err)
+	}
+	return nil
 }
 
-// stop asks the provider to stop every call in flight, as terraform does on Ctrl-C.
+// stop sends Stop/StopProvider, once per process.
 func (p *Provider) stop() {
 	p.stopOnce.Do(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
-		_ = p.conn.invoke(sctx, "Stop", new(tf6.StopProvider_Request), new(tf6.StopProvider_Response))
+		msg, err := p.proto.stopProvider(ctx)
+		if p.log != nil {
+			p.log.Debug("provider asked to stop", "provider", p.name, "error", err, "reply", msg)
+		}
 	})
 }
 
-func (p *Provider) resourceSchema(kind provider.SchemaKind, typ string) (*schema, error) {
-	var m map[string]*schema
-	switch kind {
-	case provider.SchemaProvider:
-		return p.schemas.provider, nil
-	case provider.SchemaData:
-		m = p.schemas.data
-	default:
-		m = p.schemas.resources
-	}
-	if s, ok := m[typ]; ok {
-		return s, nil
-	}
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	what := "resource type"
-	if kind == provider.SchemaData {
-		what = "data source"
-	}
-	return nil, fmt.Errorf("provider %s does not support %s %q; it serves: %s", p.cfg.Name, what, typ, strings.Join(names, ", "))
-}
-
-// Capabilities implements provider.Provider.
-func (p *Provider) Capabilities() provider.Capabilities { return provider.Capabilities{Read: true} }
-
-// Schema implements provider.Provider.
-func (p *Provider) Schema(ctx context.Context, req provider.SchemaRequest) (provider.Schema, error) {
-	if err := p.start(ctx); err != nil {
-		return provider.Schema{}, err
-	}
-	s, err := p.resourceSchema(req.Kind, req.Type)
-	if err != nil {
-		return provider.Schema{}, err
-	}
-	return provider.Schema{Spec: s.spec, ImpliedType: s.ty}, nil
-}
-
-// Check validates a resource's configuration: attributes the provider computes cannot be
-// set, then the provider's own ValidateResourceConfig.
-func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
-	if err := p.start(ctx); err != nil {
-		return provider.CheckResponse{}, err
-	}
-	s, err := p.resourceSchema(provider.SchemaResource, req.Resource.Type)
-	if err != nil {
-		return provider.CheckResponse{}, err
-	}
-	var resp provider.CheckResponse
-	if req.Props != cty.NilVal && req.Props.IsKnown() && !req.Props.IsNull() && req.Props.Type().IsObjectType() {
-		for name, a := range s.block.attrs {
-			if a.computed && !a.optional && !a.required && req.Props.Type().HasAttribute(name) && !req.Props.GetAttr(name).IsNull() {
-				resp.Failures = append(resp.Failures, provider.CheckFailure{Property: name,
-					Reason: fmt.Sprintf("Invalid Configuration for Read-Only Attribute: cannot set value for this attribute as the provider has marked it as read-only. Remove the configuration line setting the value.")})
+// callErr describes a failed RPC; when the plugin process died, it says so and adds the last
+// lines the provider wrote to stderr (a panic's stack, usually).
+func (p *Provider) callErr(method string, err error) error {
+	if p.proc != nil {
+		switch status.Code(err) {
+		case codes.Unavailable, codes.Canceled, codes.Unknown, codes.Internal:
+			// go-plugin notices the exit a moment after the connection breaks
+			for i := 0; i < 50 && !p.proc.client.Exited(); i++ {
+				time.Sleep(20 * time.Millisecond)
 			}
 		}
-	}
-	cfg, err := encode(req.Props, s.ty)
-	if err != nil {
-		return provider.CheckResponse{}, err
-	}
-	out := new(tf6.ValidateResourceConfig_Response)
-	if err := p.call(ctx, "ValidateResource", &tf6.ValidateResourceConfig_Request{TypeName: req.Resource.Type, Config: cfg}, out); err != nil {
-		return provider.CheckResponse{}, err
-	}
-	for _, d := range out.Diagnostics {
-		f := provider.CheckFailure{Property: pathString(d.Attribute), Reason: reason(d)}
-		if d.Severity == tf6.Diagnostic_WARNING {
-			resp.Warnings = append(resp.Warnings, f)
-		} else {
-			resp.Failures = append(resp.Failures, f)
+		if p.proc.client.Exited() {
+			return fmt.Errorf("provider %s: plugin exited: %s: %w%s", p.name, method, err, p.proc.stderr.suffix())
 		}
 	}
-	return resp, nil
+	return fmt.Errorf("provider %s: %s: %w", p.name, method, err)
 }
 
-// Configure implements provider.Provider.
-func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest) (provider.ConfigureResponse, error) {
-	if err := p.start(ctx); err != nil {
-		return provider.ConfigureResponse{}, err
-	}
-	ty := p.schemas.provider.ty
-	cfg := req.Config
-	if cfg == cty.NilVal || cfg.IsNull() || cfg.Type().Equals(cty.EmptyObject) {
-		cfg = emptyOf(ty)
-	}
-	dv, err := encode(cfg, ty)
-	if err != nil {
-		return provider.ConfigureResponse{}, err
-	}
-	vresp := new(tf6.ValidateProviderConfig_Response)
-	if err := p.call(ctx, "ValidateProvider", &tf6.ValidateProviderConfig_Request{Config: dv}, vresp); err != nil {
-		return provider.ConfigureResponse{}, err
-	}
-	ds := diagnostics(vresp.Diagnostics)
-	if ds.HasErrors() {
-		return provider.ConfigureResponse{Diagnostics: ds}, nil
-	}
-	cresp := new(tf6.ConfigureProvider_Response)
-	err = p.call(ctx, "Configure", &tf6.ConfigureProvider_Request{TerraformVersion: TerraformVersion, Config: dv,
-		ClientCapabilities: &tf6.ClientCapabilities{}}, cresp)
-	if err != nil {
-		return provider.ConfigureResponse{}, err
-	}
-	return provider.ConfigureResponse{Diagnostics: ds.Append(diagnostics(cresp.Diagnostics))}, nil
-}
-
-// emptyOf is an object of type ty with every attribute null: an absent provider block.
-func emptyOf(ty cty.Type) cty.Value {
-	if !ty.IsObjectType() {
-		return cty.NullVal(ty)
-	}
-	attrs := map[string]cty.Value{}
-	for name, at := range ty.AttributeTypes() {
-		if at.IsListType() {
-			attrs[name] = cty.ListValEmpty(at.ElementType())
-		} else if at.IsSetType() {
-			attrs[name] = cty.SetValEmpty(at.ElementType())
-		} else if at.IsMapType() {
-			attrs[name] = cty.MapValEmpty(at.ElementType())
-		} else {
-			attrs[name] = cty.NullVal(at)
+// loadSchemas reads the schemas: GetMetadata first, and when the provider says GetSchema is
+// optional and this binary's schemas are cached, no GetSchema at all.
+func (p *Provider) loadSchemas(ctx context.Context) (*schemas, error) {
+	var md metadata
+	err := p.call(ctx, "GetMetadata", func(ctx context.Context) (err error) {
+		md, err = p.proto.getMetadata(ctx)
+		return err
+	})
+	switch {
+	case err == nil:
+		if md.diags.HasErrors() {
+			return nil, fmt.Errorf("provider %s: GetMetadata: %w", p.name, md.diags.Err())
 		}
+		if md.caps.schemaOptional {
+			if cached := cachedSchemas(p.cacheKey, p.proto.version()); cached != nil {
+				s := *cached
+				s.caps = md.caps
+				return &s, nil
+			}
+		}
+	case ctx.Err() != nil:
+		return nil, err
+	case !isUnimplemented(err):
+		return nil, err
 	}
-	return cty.ObjectVal(attrs)
+	var s *schemas
+	err = p.call(ctx, "GetSchema", func(ctx context.Context) (err error) {
+		s, err = p.proto.getSchemas(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.diags.HasErrors() {
+		return nil, fmt.Errorf("provider %s: cannot read its schema: %w", p.name, s.diags.Err())
+	}
+	storeSchemas(p.cacheKey, p.proto.version(), s)
+	return s, nil
 }
 
-// TerraformVersion is what cairn tells providers it is, for the ones that check.
-const TerraformVersion = "1.11.4"
+// Capabilities implements provider.Provider: Terraform providers can refresh.
+func (p *Provider) Capabilities() provider.Capabilities { return provider.Capabilities{Read: true} }
 
-// Close stops the plugin process.
+// Schema returns the decoder spec and implied type of a resource type, data source or the
+// provider configuration.
+func (p *Provider) Schema(ctx context.Context, req provider.SchemaRequest) (provider.Schema, error) {
+	s, err := p.ready(ctx)
+	if err != nil {
+		return provider.Schema{}, err
+	}
+	sc, err := s.lookup(p.name, req.Kind, req.Type)
+	if err != nil {
+		return provider.Schema{}, err
+	}
+	return provider.Schema{Spec: sc.spec, ImpliedType: sc.ty}, nil
+}
+
+// Close ends the plugin process (go-plugin's Kill: a graceful exit, then SIGKILL after two
+// seconds). Over NewFromConn it only makes later calls fail; the connection is the caller's.
 func (p *Provider) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	p.sem <- struct{}{}
+	defer func() { <-p.sem }()
 	if p.proc != nil {
 		p.proc.client.Kill()
 	}
 	return nil
-}
-
-// privateData is what cairn stores as a resource's private data: the provider's own bytes
-// and the schema version its state was written with, so the state is upgraded when the
-// provider's schema moves on.
-type privateData struct {
-	Version int64  `json:"v"`
-	Private []byte `json:"p,omitempty"`
-}
-
-func wrapPrivate(version int64, b []byte) []byte {
-	out, _ := json.Marshal(privateData{Version: version, Private: b})
-	return out
-}
-
-func unwrapPrivate(b []byte) (privateData, bool) {
-	var pd privateData
-	if len(b) == 0 || json.Unmarshal(b, &pd) != nil {
-		return privateData{}, false
-	}
-	return pd, true
-}
-
-// priorState is a stored state as the provider's current schema reads it: upgraded with
-// UpgradeResourceState when it was written by an older schema version (or its version is not
-// known), as terraform does every time it loads state.
-func (p *Provider) priorState(ctx context.Context, typ string, s *schema, state cty.Value, private []byte) (cty.Value, []byte, error) {
-	if state == cty.NilVal || state.IsNull() {
-		return cty.NullVal(s.ty), nil, nil
-	}
-	pd, ok := unwrapPrivate(private)
-	if ok && pd.Version == s.version {
-		v, err := convert(unmark(state), s.ty)
-		return v, pd.Private, err
-	}
-	raw, err := ctyjson.Marshal(unmark(state), state.Type())
-	if err != nil {
-		return cty.NilVal, nil, fmt.Errorf("cannot encode the stored state of %s: %w", typ, err)
-	}
-	resp := new(tf6.UpgradeResourceState_Response)
-	if err := p.call(ctx, "UpgradeResourceState", &tf6.UpgradeResourceState_Request{TypeName: typ, Version: pd.Version,
-		RawState: &tf6.RawState{Json: raw}}, resp); err != nil {
-		return cty.NilVal, nil, err
-	}
-	if ds := diagnostics(resp.Diagnostics); ds.HasErrors() {
-		return cty.NilVal, nil, ds.Err()
-	}
-	v, err := decode(resp.UpgradedState, s.ty)
-	return v, pd.Private, err
 }
