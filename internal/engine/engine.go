@@ -206,16 +206,18 @@ func (e *Engine) Resume(ctx context.Context) error {
 		return fmt.Errorf("cannot list running operations: %w", err)
 	}
 	for _, op := range ops {
-		e.goRun(op, true)
+		e.goRun(op, true, nil)
 	}
 	return nil
 }
 
 // goRun runs op in the background; claim says the lease must be claimed first (resumption).
-func (e *Engine) goRun(op state.Operation, claim bool) {
+// ho, when not nil, is the template and providers the request already loaded.
+func (e *Engine) goRun(op state.Operation, claim bool, ho *handoff) {
 	e.mu.Lock()
 	if _, ok := e.running[op.ID]; ok {
 		e.mu.Unlock()
+		ho.close()
 		return
 	}
 	done := make(chan struct{})
@@ -231,9 +233,10 @@ func (e *Engine) goRun(op state.Operation, claim bool) {
 			close(done)
 		}()
 		if claim && !e.claim(op.ID) {
+			ho.close()
 			return
 		}
-		e.execute(op)
+		e.execute(op, ho)
 	}()
 }
 

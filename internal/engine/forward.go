@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -281,7 +282,7 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 	if !known(props) {
 		return nil, cty.NilVal, "properties are not known after their dependencies were applied"
 	}
-	if res.Mode == template.Data {
+	if res.Mode == template.Data || r.unchanged(res, props) {
 		return p, props, ""
 	}
 	resp, err := p.Check(ctx, provider.CheckRequest{Resource: r.resource(res), Props: props})
@@ -300,6 +301,18 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 		props = resp.Props
 	}
 	return p, props, ""
+}
+
+// unchanged reports whether a Terraform-language resource's configuration is the one its
+// last successful apply stored, so it needs no check (see source.applied).
+func (r *run) unchanged(res *template.Resource, props cty.Value) bool {
+	prior, ok := r.prior[res.Name]
+	if !ok || !r.tf() || r.req.Deploy == nil || r.req.Deploy.Upgrade ||
+		!strings.HasSuffix(prior.Status, "_COMPLETE") || strings.HasPrefix(prior.Status, "DELETE") {
+		return false
+	}
+	b, err := value.Marshal(props)
+	return err == nil && bytes.Equal(b, prior.Props)
 }
 
 // read reads a data source; its value lives in the run's scope only (data sources are read

@@ -1,16 +1,20 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/dag"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/template/cfn"
 	"github.com/cairn-dev/cairn/internal/template/tflang"
+	"github.com/cairn-dev/cairn/internal/value"
 )
 
 // source is a template as a request carries it: one CloudFormation/ROS document, or the files
@@ -23,6 +27,11 @@ type source struct {
 	env      map[string]string
 	params   map[string]string
 	upgrade  bool
+	// applied holds the stored configuration (value.Marshal) of each resource whose last
+	// apply succeeded. A Terraform-language resource whose configuration is byte-for-byte
+	// the same is not checked again when loading: it was valid when it was applied, and the
+	// lock file pins its provider (--upgrade checks everything).
+	applied map[string][]byte
 }
 
 func sourceOf(req api.DeployRequest) source {
@@ -63,6 +72,25 @@ func (e *Engine) parse(stackName, stackID string, src source, validate bool) (*t
 		Region: e.o.Region, AccountID: e.o.AccountID, Validate: validate})
 }
 
+// appliedConfigs returns, for a Terraform-language stack, the stored configuration of every
+// resource whose last apply succeeded (source.applied); nil for other stacks.
+func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[string][]byte {
+	if stack.Dialect != string(template.Terraform) || stack.Status == "DELETE_COMPLETE" {
+		return nil
+	}
+	rows, err := e.store.ListResources(ctx, stack.Name)
+	if err != nil {
+		return nil // checking everything is always correct
+	}
+	out := make(map[string][]byte, len(rows))
+	for _, row := range rows {
+		if strings.HasSuffix(row.Status, "_COMPLETE") && !strings.HasPrefix(row.Status, "DELETE") {
+			out[row.Name] = row.Props
+		}
+	}
+	return out
+}
+
 // load parses and binds a template for stack, resolves the providers it needs and, with
 // loadCheck, checks every resource with its provider as far as its inputs are known. The
 // caller closes the provider set.
@@ -80,7 +108,7 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 		return nil, nil, diags
 	}
 	if flags&loadCheck != 0 {
-		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID))
+		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID, src.applied))
 	}
 	if diags.HasErrors() {
 		_ = ps.close()
@@ -108,7 +136,7 @@ func graphOf(st *template.Stack) *dag.Graph {
 
 // checkAll checks every resource, in parallel: a configuration of thousands of resources is
 // validated in one pass over the providers.
-func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerSet, stackName, stackID string) diag.Diagnostics {
+func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerSet, stackName, stackID string, applied map[string][]byte) diag.Diagnostics {
 	out := make([]diag.Diagnostics, len(st.Resources))
 	sem := make(chan struct{}, e.o.Parallelism)
 	var wg sync.WaitGroup
@@ -117,7 +145,7 @@ func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerS
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i] = e.check(ctx, st, ps, r, stackName, stackID)
+			out[i] = e.check(ctx, st, ps, r, stackName, stackID, applied[r.Name])
 		}()
 	}
 	wg.Wait()
@@ -129,7 +157,7 @@ func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerS
 }
 
 // check validates one resource's properties (unknown where they depend on other resources).
-func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet, r *template.Resource, stackName, stackID string) diag.Diagnostics {
+func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet, r *template.Resource, stackName, stackID string, applied []byte) diag.Diagnostics {
 	path := resourcePath(st, r)
 	p, err := ps.lookup(r.Type, r.Provider)
 	if err != nil {
@@ -141,6 +169,11 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet,
 	}
 	if r.Mode == template.Data {
 		return diags // a data source is validated when it is read
+	}
+	if applied != nil && st.Dialect == template.Terraform && props.IsWhollyKnown() {
+		if b, err := value.Marshal(props); err == nil && bytes.Equal(b, applied) {
+			return diags
+		}
 	}
 	resp, err := p.Check(ctx, provider.CheckRequest{Resource: e.providerResource(st.Dialect, stackName, stackID, r), Props: props})
 	if err != nil {

@@ -107,12 +107,15 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	if creating {
 		stackID = ""
 	}
-	st, ps, diags := e.load(ctx, stack, stackID, sourceOf(req), loadCheck)
+	src := sourceOf(req)
+	if !creating && !req.Upgrade {
+		src.applied = e.appliedConfigs(ctx, prior)
+	}
+	st, ps, diags := e.load(ctx, stack, stackID, src, loadCheck)
 	if st == nil {
 		return api.Operation{}, &ValidationError{Diagnostics: diags}
 	}
 	lock := ps.lock
-	_ = ps.close()
 	if creating {
 		stackID = e.stackID(stack, st.Dialect)
 		if prior.Name != "" {
@@ -140,7 +143,15 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	if creating {
 		row.CreatedAt, row.Outputs = e.now(), nil
 	}
-	op, err := e.start(ctx, row, oreq)
+	// The run takes over the loaded template and the providers it started, rather than
+	// parsing and launching again; the parse depends on the stack id only in CloudFormation.
+	var ho *handoff
+	if stackID == prior.ID || st.Dialect == template.Terraform {
+		ho = &handoff{tmpl: st, ps: ps}
+	} else {
+		_ = ps.close()
+	}
+	op, err := e.start(ctx, row, oreq, ho)
 	op.LockFile = string(lock)
 	return op, err
 }
@@ -158,11 +169,17 @@ func (e *Engine) Delete(ctx context.Context, stack string, req api.DeleteRequest
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	}
-	return e.start(ctx, prior, oreq)
+	return e.start(ctx, prior, oreq, nil)
 }
 
 // start records the operation (taking the stack's lease) and runs it in the background.
-func (e *Engine) start(ctx context.Context, row state.Stack, oreq opRequest) (api.Operation, error) {
+func (e *Engine) start(ctx context.Context, row state.Stack, oreq opRequest, ho *handoff) (api.Operation, error) {
+	ok := false
+	defer func() {
+		if !ok {
+			ho.close()
+		}
+	}()
 	body, err := json.Marshal(oreq)
 	if err != nil {
 		return api.Operation{}, fmt.Errorf("cannot encode operation: %w", err)
@@ -177,7 +194,8 @@ func (e *Engine) start(ctx context.Context, row state.Stack, oreq opRequest) (ap
 		_ = e.store.FinishOperation(ctx, op.ID, state.Failed, err.Error(), e.now())
 		return api.Operation{}, err
 	}
-	e.goRun(op, false)
+	ok = true
+	e.goRun(op, false, ho)
 	return e.apiOperation(ctx, op), nil
 }
 

@@ -65,7 +65,7 @@ func imageOf(r state.Resource) *image {
 }
 
 // execute runs op to its end, unless the engine shuts down first.
-func (e *Engine) execute(op state.Operation) {
+func (e *Engine) execute(op state.Operation, ho *handoff) {
 	base, cancel := context.WithCancel(e.runCtx)
 	defer cancel()
 	go e.renewLease(base, cancel, op.ID)
@@ -81,7 +81,10 @@ func (e *Engine) execute(op state.Operation) {
 	}()
 
 	r := &run{e: e, op: op, base: base, journal: map[string][]state.JournalEntry{}}
-	err := r.load(ctx)
+	err := r.load(ctx, ho)
+	if ho != nil && r.ps != ho.ps {
+		ho.close()
+	}
 	if r.ps != nil {
 		defer r.ps.close()
 	}
@@ -119,7 +122,21 @@ func (e *Engine) renewLease(ctx context.Context, cancel context.CancelFunc, id s
 	}
 }
 
-func (r *run) load(ctx context.Context) error {
+// handoff is what a request loaded before it started an operation: the bound template and
+// the provider set (with the plugin processes its checks started). The run takes it over
+// instead of loading again; an operation resumed after a restart loads from its request.
+type handoff struct {
+	tmpl *template.Stack
+	ps   *providerSet
+}
+
+func (h *handoff) close() {
+	if h != nil {
+		_ = h.ps.close()
+	}
+}
+
+func (r *run) load(ctx context.Context, ho *handoff) error {
 	if err := json.Unmarshal(r.op.Request, &r.req); err != nil {
 		return fmt.Errorf("cannot decode operation %s: %w", r.op.ID, err)
 	}
@@ -152,7 +169,9 @@ func (r *run) load(ctx context.Context) error {
 		}
 	}
 	r.ps = &providerSet{e: r.e, inst: map[string]*instance{}}
-	if src != nil {
+	if ho != nil && r.req.Kind != kindDelete {
+		r.tmpl, r.ps = ho.tmpl, ho.ps
+	} else if src != nil {
 		tmpl, ps, diags := r.e.load(ctx, r.stack.Name, r.req.StackID, sourceOf(*src), 0)
 		if tmpl == nil {
 			return fmt.Errorf("cannot load template of operation %s: %w", r.op.ID, diags.Err())

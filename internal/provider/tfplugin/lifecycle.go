@@ -45,12 +45,18 @@ func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provid
 	if err != nil {
 		return provider.CheckResponse{}, err
 	}
+	key := req.Resource.Type + "\x00" + string(enc)
 	var ds diag.Diagnostics
-	if err := p.call(ctx, "ValidateResourceConfig", func(ctx context.Context) (err error) {
-		ds, err = p.proto.validateResourceConfig(ctx, req.Resource.Type, enc)
-		return err
-	}); err != nil {
-		return provider.CheckResponse{}, err
+	if v, ok := p.validated.Load(key); ok {
+		ds = v.(diag.Diagnostics)
+	} else {
+		if err := p.call(ctx, "ValidateResourceConfig", func(ctx context.Context) (err error) {
+			ds, err = p.proto.validateResourceConfig(ctx, req.Resource.Type, enc)
+			return err
+		}); err != nil {
+			return provider.CheckResponse{}, err
+		}
+		p.validated.Store(key, ds)
 	}
 	for _, d := range ds {
 		f := provider.CheckFailure{Property: d.Path, Reason: reason(d)}
@@ -74,6 +80,9 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	s, err := p.ready(ctx)
 	if err != nil {
 		return provider.DiffResponse{}, err
+	}
+	if unchanged(s, req) {
+		return provider.DiffResponse{Planned: req.OldOutputs}, nil
 	}
 	pl, err := p.plan(ctx, s, req.Resource.Type, req.OldOutputs, req.Private, req.NewProps, false)
 	if err != nil {
@@ -116,6 +125,28 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 		sort.Strings(resp.ChangedKeys)
 	}
 	return resp, nil
+}
+
+// unchanged reports whether a resource's configuration is the one its stored state was
+// applied from, under the same schema version: then cairn, like CloudFormation and unlike
+// terraform, skips PlanResourceChange. Without a refresh the prior state is what the last
+// apply returned, and a provider asked to plan the same configuration against it plans no
+// change; a no-op deploy of thousands of resources then makes no call per resource.
+func unchanged(s *schemas, req provider.DiffRequest) bool {
+	if req.OldProps == cty.NilVal || req.OldOutputs == cty.NilVal || req.OldOutputs.IsNull() {
+		return false
+	}
+	sc, err := s.lookup("", provider.SchemaResource, req.Resource.Type)
+	if err != nil {
+		return false
+	}
+	if env, ok := unwrapPrivate(req.Private); !ok || env.Version != sc.version {
+		return false
+	}
+	// Stored configurations lose the types of nulls and collections; fit both to the schema.
+	a, err1 := sc.block.fit(unmark(req.OldProps), nil)
+	b, err2 := sc.block.fit(unmark(req.NewProps), nil)
+	return err1 == nil && err2 == nil && b.IsWhollyKnown() && a.RawEquals(b)
 }
 
 // withTimeout applies a request's Timeout as a deadline.

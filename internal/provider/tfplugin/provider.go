@@ -70,6 +70,12 @@ type Provider struct {
 	closed    atomic.Bool
 
 	stopOnce sync.Once
+
+	// validated remembers the diagnostics of each resource configuration already validated
+	// (type + msgpack config): ValidateResourceConfig is a pure function of the config, and
+	// the engine checks a configuration without references twice (when loading and before
+	// applying), so half of those calls are answered here.
+	validated sync.Map // string -> diag.Diagnostics
 }
 
 var _ provider.Provider = (*Provider)(nil)
