@@ -19,6 +19,9 @@ type DeployRequest struct {
 	DisableRollback bool              `json:"disableRollback,omitempty"`
 	Upgrade         bool              `json:"upgrade,omitempty"`        // pick the newest allowed provider versions, ignoring the lock file
 	TimeoutSeconds  int               `json:"timeoutSeconds,omitempty"` // 0: no stack timeout
+	// Parallelism bounds the provider calls the operation makes at once, as terraform's
+	// -parallelism does; 0 means the server's default.
+	Parallelism int `json:"parallelism,omitempty"`
 }
 
 // ValidateRequest is the body of POST /v1/validate.
@@ -44,6 +47,7 @@ type ImportRequest struct {
 type DeleteRequest struct {
 	TimeoutSeconds  int      `json:"timeoutSeconds,omitempty"`
 	RetainResources []string `json:"retainResources,omitempty"` // logical ids to abandon instead of delete
+	Parallelism     int      `json:"parallelism,omitempty"`     // as DeployRequest.Parallelism
 }
 
 // Diagnostic is a problem a user must read: where it is and what is wrong.

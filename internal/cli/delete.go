@@ -10,9 +10,10 @@ import (
 
 func (r *runner) deleteCommand() *cobra.Command {
 	var (
-		stack   string
-		retain  []string
-		timeout time.Duration
+		stack       string
+		retain      []string
+		timeout     time.Duration
+		parallelism int
 	)
 	cmd := &cobra.Command{
 		Use:   "delete --stack NAME",
@@ -22,6 +23,7 @@ func (r *runner) deleteCommand() *cobra.Command {
 	f.StringVar(&stack, "stack", "", "stack name (required)")
 	f.StringArrayVar(&retain, "retain", nil, "logical id of a resource to keep instead of deleting (repeatable)")
 	f.DurationVar(&timeout, "timeout", 0, "stack timeout, such as 30m (0: none)")
+	f.IntVar(&parallelism, "parallelism", 0, "at most this many provider calls at once (0: the server's default, 64)")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		if err := required("--stack", stack); err != nil {
 			return err
@@ -30,7 +32,7 @@ func (r *runner) deleteCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		req := api.DeleteRequest{RetainResources: retain, TimeoutSeconds: secs}
+		req := api.DeleteRequest{RetainResources: retain, TimeoutSeconds: secs, Parallelism: parallelism}
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
 		if err != nil {

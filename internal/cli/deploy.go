@@ -14,6 +14,7 @@ func (r *runner) deployCommand() *cobra.Command {
 		stack           string
 		disableRollback bool
 		timeout         time.Duration
+		parallelism     int
 	)
 	cmd := &cobra.Command{
 		Use:   "deploy [-f FILE|DIR] --stack NAME",
@@ -27,6 +28,7 @@ func (r *runner) deployCommand() *cobra.Command {
 	f.StringVar(&stack, "stack", "", "stack name (required)")
 	f.BoolVar(&disableRollback, "disable-rollback", false, "keep what was created when the deploy fails")
 	f.DurationVar(&timeout, "timeout", 0, "stack timeout, such as 30m (0: none)")
+	f.IntVar(&parallelism, "parallelism", 0, "at most this many provider calls at once (0: the server's default, 64)")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		if err := required("--stack", stack); err != nil {
 			return err
@@ -41,6 +43,7 @@ func (r *runner) deployCommand() *cobra.Command {
 		}
 		req := src.req
 		req.DisableRollback, req.TimeoutSeconds = disableRollback, secs
+		req.Parallelism = parallelism
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
 		if err != nil {

@@ -78,12 +78,14 @@ func (e *Engine) Stacks(ctx context.Context) ([]api.Stack, error) {
 
 // Events returns the stack's events after seq, oldest first, at most limit (0: all).
 func (e *Engine) Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error) {
-	if _, err := e.store.GetStack(ctx, stack); err != nil {
-		return nil, fmt.Errorf("cannot find stack %s: %w", stack, err)
-	}
 	evs, err := e.store.ListEvents(ctx, stack, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read events of stack %s: %w", stack, err)
+	}
+	if len(evs) == 0 { // none yet, or no such stack: only then read the (large) stack row
+		if _, err := e.store.GetStack(ctx, stack); err != nil {
+			return nil, fmt.Errorf("cannot find stack %s: %w", stack, err)
+		}
 	}
 	out := make([]api.Event, len(evs))
 	for i, ev := range evs {

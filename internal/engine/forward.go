@@ -87,7 +87,7 @@ func (r *run) forward(ctx context.Context) (string, error) {
 		fctx, cancel = context.WithDeadline(ctx, r.req.Deadline)
 		defer cancel()
 	}
-	_, errs := dag.Walk(fctx, graphOf(r.tmpl), dag.WalkOptions{Parallelism: r.e.o.Parallelism, StopOnFailure: true},
+	_, errs := dag.Walk(fctx, graphOf(r.tmpl), dag.WalkOptions{Parallelism: r.parallelism(), StopOnFailure: true},
 		func(ctx context.Context, name string) error {
 			if cfg := r.tmpl.Provider(name); cfg != nil {
 				return r.configure(ctx, cfg)

@@ -62,7 +62,7 @@ func (r *run) rollback(ctx context.Context, phase, reason string) error {
 		}
 		touched := r.endedWith("create", "update")
 		g := r.depGraph(touched)
-		outcomes, errs := dag.Walk(ctx, g.Reverse(), dag.WalkOptions{Parallelism: r.e.o.Parallelism},
+		outcomes, errs := dag.Walk(ctx, g.Reverse(), dag.WalkOptions{Parallelism: r.parallelism()},
 			func(ctx context.Context, name string) error { return r.undo(ctx, name, touched[name]) })
 		if err := r.stopped(ctx); err != nil {
 			return err
@@ -268,7 +268,7 @@ func (r *run) deleteAll(ctx context.Context, kind string, targets []target, reta
 	for _, o := range opts {
 		o(g)
 	}
-	_, errs := dag.Walk(ctx, g.Reverse(), dag.WalkOptions{Parallelism: r.e.o.Parallelism},
+	_, errs := dag.Walk(ctx, g.Reverse(), dag.WalkOptions{Parallelism: r.parallelism()},
 		func(ctx context.Context, name string) error {
 			t := byName[name]
 			if retained[name] {
@@ -391,7 +391,7 @@ func (r *run) destroy(ctx context.Context) error {
 		ctx2, cancel = context.WithDeadline(ctx, r.req.Deadline)
 		defer cancel()
 	}
-	_, errs := dag.Walk(ctx2, g.Reverse(), dag.WalkOptions{Parallelism: r.e.o.Parallelism},
+	_, errs := dag.Walk(ctx2, g.Reverse(), dag.WalkOptions{Parallelism: r.parallelism()},
 		func(ctx context.Context, name string) error {
 			row := r.prior[name]
 			t := targetOf(row)

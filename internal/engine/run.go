@@ -122,6 +122,21 @@ func (e *Engine) renewLease(ctx context.Context, cancel context.CancelFunc, id s
 	}
 }
 
+// parallelism is how many provider calls the run makes at once.
+func (r *run) parallelism() int {
+	n := 0
+	switch {
+	case r.req.Deploy != nil:
+		n = r.req.Deploy.Parallelism
+	case r.req.Delete != nil:
+		n = r.req.Delete.Parallelism
+	}
+	if n <= 0 {
+		return r.e.o.Parallelism
+	}
+	return n
+}
+
 // handoff is what a request loaded before it started an operation: the bound template and
 // the provider set (with the plugin processes its checks started). The run takes it over
 // instead of loading again; an operation resumed after a restart loads from its request.

@@ -9,6 +9,9 @@ import (
 	"github.com/cairn-dev/cairn/internal/state"
 )
 
+// coalesce is how long a woken poll waits for more events before it answers.
+const coalesce = 20 * time.Millisecond
+
 // pollEvents returns the stack's events after seq after. When there are none it waits, up to
 // wait, for the engine's next notification and looks again; it answers an empty list when the
 // wait ends first (or the request is cancelled, or the server closed).
@@ -23,6 +26,12 @@ func (s *Server) pollEvents(ctx context.Context, stack string, after int64, wait
 		}
 		select {
 		case <-notified:
+			// Let the events of steps finishing together arrive in one answer: a deploy of
+			// thousands of resources would otherwise wake every follower per event.
+			select {
+			case <-time.After(coalesce):
+			case <-ctx.Done():
+			}
 		case <-timer.C:
 			return nil, nil
 		case <-ctx.Done():

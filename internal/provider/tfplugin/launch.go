@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -66,6 +67,8 @@ func launch(name, executable string, log *slog.Logger) (*process, error) {
 	level := hclog.Off
 	if log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
 		level = hclog.Debug
+	} else {
+		cmd.Env = quietSDK(os.Environ())
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: handshake,
@@ -199,4 +202,18 @@ func (t *tail) suffix() string {
 		return ""
 	}
 	return "\nlast lines of the provider's stderr:\n" + strings.Join(lines, "\n")
+}
+
+// quietSDK turns off the provider SDKs' own logging (terraform-plugin-go, -framework and
+// -sdk/v2 log every RPC at TRACE unless told otherwise: megabytes per thousand resources that
+// the plugin writes and cairn would parse only to drop) when the user asked for none. A
+// provider's own log and its crash output are untouched.
+func quietSDK(env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "TF_LOG") {
+			return env // the user wants logs: the provider decides
+		}
+	}
+	return append(env, "TF_LOG_SDK=OFF", "TF_LOG_SDK_PROTO=OFF", "TF_LOG_SDK_FRAMEWORK=OFF",
+		"TF_LOG_SDK_HELPER_SCHEMA=OFF", "TF_LOG_SDK_HELPER_RESOURCE=OFF")
 }

@@ -1,0 +1,341 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/test/providerbin"
+)
+
+// BenchmarkTerraform deploys the same Terraform-language configuration of N resources with
+// `cairn deploy` and with `terraform apply`, one after the other in the same run, with the same
+// provider binary from the same filesystem mirror and the same -parallelism, and reports both
+// and their ratio. Run:
+//
+//	go test ./bench -run '^$' -bench Terraform -benchtime 1x -count 3 -timeout 2h
+//
+// CAIRN_BENCH_TERRAFORM_CAP (a duration, default 10m) bounds each terraform command: terraform
+// does not finish 5,000 resources in 8 minutes on a 2-core machine. A capped run is reported
+// with the share of resources terraform had created, and its ratio is a lower bound.
+// CAIRN_BENCH_PARALLELISM (default 10, terraform's default) sets both tools' parallelism;
+// CAIRN_BENCH_SIZES (default "1000,5000") the sizes.
+func BenchmarkTerraform(b *testing.B) {
+	tf := providerbin.Terraform(b)
+	cairn := buildCairn(b)
+	mirror := providerbin.Mirror(b,
+		providerbin.Package{Source: "registry.terraform.io/cairn-dev/cairntest", Version: "0.1.0", Binary: providerbin.Cairntest(b, 5)},
+		providerbin.Package{Source: "registry.terraform.io/hashicorp/time", Version: providerbin.TimeVersion, Binary: providerbin.Time(b)})
+	rc := providerbin.CLIConfig(b, mirror)
+	limit := envDuration(b, "CAIRN_BENCH_TERRAFORM_CAP", 10*time.Minute)
+	par := envInt(b, "CAIRN_BENCH_PARALLELISM", 10)
+	sizes := []int{1000, 5000}
+	if s := os.Getenv("CAIRN_BENCH_SIZES"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				b.Fatalf("CAIRN_BENCH_SIZES: %v", err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, shape := range []string{"cairntest_fast", "time_static"} {
+		for _, n := range sizes {
+			b.Run(fmt.Sprintf("%s-%d", shape, n), func(b *testing.B) {
+				for range b.N {
+					benchTerraformOnce(b, tf, cairn, rc, shape, n, par, limit)
+				}
+			})
+		}
+	}
+}
+
+func benchTerraformOnce(b *testing.B, tf, cairn, rc, shape string, n, par int, limit time.Duration) {
+	cfg := terraformConfig(shape, n)
+	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+	pstr := strconv.Itoa(par)
+
+	// cairn: deploy, then deploy again with nothing changed.
+	cdir := configDir(b, cfg)
+	state := filepath.Join(b.TempDir(), "state")
+	deploy := []string{"deploy", "--stack", "bench", "--dir", state, "--parallelism", pstr}
+	c := measure(b, cdir, env, 0, cairn, deploy...)
+	if c.err != nil {
+		b.Fatalf("cairn deploy: %v\n%s", c.err, c.tail)
+	}
+	noop := measure(b, cdir, env, 0, cairn, deploy...)
+	if noop.err != nil {
+		b.Fatalf("cairn re-deploy: %v\n%s", noop.err, noop.tail)
+	}
+	cairnState := dirSize(state)
+
+	// terraform: init (not timed), apply, then apply again with nothing changed.
+	tdir := configDir(b, cfg)
+	if out, err := command(tdir, env, tf, "init", "-input=false", "-no-color").CombinedOutput(); err != nil {
+		b.Fatalf("terraform init: %v\n%s", err, out)
+	}
+	apply := []string{"apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=" + pstr}
+	t := measure(b, tdir, env, limit, tf, apply...)
+	done := tfResources(b, filepath.Join(tdir, "terraform.tfstate"))
+	if t.err != nil && !t.capped {
+		b.Fatalf("terraform apply: %v\n%s", t.err, t.tail)
+	}
+	var tnoop result
+	if !t.capped {
+		if tnoop = measure(b, tdir, env, limit, tf, apply...); tnoop.err != nil && !tnoop.capped {
+			b.Fatalf("terraform re-apply: %v\n%s", tnoop.err, tnoop.tail)
+		}
+	}
+	tfState := fileSize(filepath.Join(tdir, "terraform.tfstate"))
+
+	ratio := t.wall.Seconds() / c.wall.Seconds()
+	b.ReportMetric(c.wall.Seconds(), "cairn-s")
+	b.ReportMetric(t.wall.Seconds(), "terraform-s")
+	b.ReportMetric(ratio, "ratio")
+	b.ReportMetric(c.cpu.Seconds(), "cairn-cpu-s")
+	b.ReportMetric(t.cpu.Seconds(), "terraform-cpu-s")
+	b.ReportMetric(float64(c.peak)/(1<<20), "cairn-peak-MB")
+	b.ReportMetric(float64(t.peak)/(1<<20), "terraform-peak-MB")
+	b.ReportMetric(noop.wall.Seconds(), "cairn-noop-s")
+	if !t.capped {
+		b.ReportMetric(tnoop.wall.Seconds(), "terraform-noop-s")
+	}
+	b.ReportMetric(float64(cairnState)/float64(n), "cairn-state-B/res")
+	if done > 0 {
+		b.ReportMetric(float64(tfState)/float64(done), "terraform-state-B/res")
+	}
+	capNote := ""
+	if t.capped {
+		capNote = fmt.Sprintf(" (terraform stopped at the %s cap with %d/%d created: the ratio is a lower bound)", limit, done, n)
+	}
+	b.Logf("%s N=%d parallelism=%d: cairn %.2fs (cpu %.2fs, peak %.0f MB, no-op %.2fs, state %d B/resource) | terraform %.2fs (cpu %.2fs, peak %.0f MB, no-op %s) | ratio %.1fx%s",
+		shape, n, par, c.wall.Seconds(), c.cpu.Seconds(), float64(c.peak)/(1<<20), noop.wall.Seconds(), cairnState/int64(n),
+		t.wall.Seconds(), t.cpu.Seconds(), float64(t.peak)/(1<<20), tnoop.String(), ratio, capNote)
+}
+
+// terraformConfig is n independent resources of one type from one provider.
+func terraformConfig(shape string, n int) string {
+	var sb strings.Builder
+	switch shape {
+	case "cairntest_fast":
+		sb.WriteString("terraform {\n  required_providers {\n    cairntest = { source = \"cairn-dev/cairntest\", version = \"0.1.0\" }\n  }\n}\n")
+		for i := range n {
+			fmt.Fprintf(&sb, "resource \"cairntest_fast\" \"r%d\" {\n  value = \"v%d\"\n}\n", i, i)
+		}
+	case "time_static":
+		fmt.Fprintf(&sb, "terraform {\n  required_providers {\n    time = { source = \"hashicorp/time\", version = %q }\n  }\n}\n", providerbin.TimeVersion)
+		for i := range n {
+			fmt.Fprintf(&sb, "resource \"time_static\" \"r%d\" {\n  triggers = { i = \"%d\" }\n}\n", i, i)
+		}
+	}
+	return sb.String()
+}
+
+func configDir(b *testing.B, cfg string) string {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+func command(dir string, env []string, name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	return cmd
+}
+
+// result is one timed command: wall time, CPU time (user+system of the process and every
+// descendant it waited for: the provider plugins), and the peak memory of the process tree.
+type result struct {
+	wall, cpu time.Duration
+	peak      int64 // bytes: the largest sum of RSS over the tree, sampled every 50 ms
+	capped    bool
+	err       error
+	tail      string
+}
+
+func (r result) String() string {
+	if r.wall == 0 {
+		return "not run"
+	}
+	return fmt.Sprintf("%.2fs", r.wall.Seconds())
+}
+
+func measure(b *testing.B, dir string, env []string, limit time.Duration, name string, args ...string) result {
+	cmd := command(dir, env, name, args...)
+	out := &tailBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	peak := make(chan int64)
+	stop := make(chan struct{})
+	go func() {
+		var max int64
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if rss := treeRSS(cmd.Process.Pid); rss > max {
+				max = rss
+			}
+			select {
+			case <-stop:
+				peak <- max
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var capped atomic.Bool
+	if limit > 0 {
+		timer := time.AfterFunc(limit, func() {
+			capped.Store(true)
+			_ = cmd.Process.Signal(os.Interrupt) // terraform stops gracefully and writes its state
+			time.AfterFunc(2*time.Minute, func() { _ = cmd.Process.Kill() })
+		})
+		defer timer.Stop()
+	}
+	err := cmd.Wait()
+	wall := time.Since(start)
+	close(stop)
+	r := result{wall: wall, peak: <-peak, err: err, capped: capped.Load(), tail: out.String()}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		if m := ru.Maxrss * 1024; m > r.peak {
+			r.peak = m
+		}
+	}
+	if r.capped {
+		r.wall = limit
+	}
+	return r
+}
+
+// treeRSS sums the resident memory of pid and its descendants, from /proc.
+func treeRSS(pid int) int64 {
+	children := map[int][]int{}
+	rss := map[int]int64{}
+	ents, _ := os.ReadDir("/proc")
+	page := int64(os.Getpagesize())
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... field 24 is rss in pages; comm may hold spaces.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 22 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		pages, _ := strconv.ParseInt(f[21], 10, 64)
+		children[ppid] = append(children[ppid], p)
+		rss[p] = pages * page
+	}
+	var sum int64
+	var walk func(int)
+	walk = func(p int) {
+		sum += rss[p]
+		for _, c := range children[p] {
+			walk(c)
+		}
+	}
+	walk(pid)
+	return sum
+}
+
+// tfResources counts the resource instances in a terraform state file.
+func tfResources(b *testing.B, path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var st struct {
+		Resources []struct {
+			Instances []json.RawMessage `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		b.Fatalf("terraform state: %v", err)
+	}
+	n := 0
+	for _, r := range st.Resources {
+		n += len(r.Instances)
+	}
+	return n
+}
+
+func fileSize(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
+}
+
+func buildCairn(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "cairn")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/cairn")
+	cmd.Dir = providerbin.RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return d
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+// tailBuffer keeps the last 4 KiB written to it: enough for an error, never a whole log.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = append(t.b[:0], t.b[len(t.b)-4096:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return string(t.b) }
