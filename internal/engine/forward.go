@@ -371,14 +371,25 @@ func (r *run) callFailure(ctx context.Context, err error, diags diag.Diagnostics
 	return "", nil
 }
 
+// resumedCreate is the reason given when a Terraform resource's create is made again after
+// cairn stopped in the middle of it (the journal holds its start but not its end).
+const resumedCreate = "Resuming after a restart: the create started before cairn stopped is made again. " +
+	"If the provider had already created an object then, cairn never learned its id: find it and delete it or import it."
+
 func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *template.Resource, props cty.Value) error {
 	key := "create/" + res.Name
 	token, resumed, err := r.begin(ctx, key)
 	if err != nil {
 		return err
 	}
-	if !resumed {
-		if err := r.event(ctx, res.Name, "", res.Type, "CREATE_IN_PROGRESS", ""); err != nil {
+	reason := ""
+	if resumed && r.tf() {
+		// A custom resource's handler sees the same RequestId again; a plugin cannot tell a
+		// repeated create from a new one, so say what may exist beside the state.
+		reason = resumedCreate
+	}
+	if !resumed || reason != "" {
+		if err := r.event(ctx, res.Name, "", res.Type, "CREATE_IN_PROGRESS", reason); err != nil {
 			return err
 		}
 	}
