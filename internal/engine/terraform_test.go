@@ -1,0 +1,117 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/provider/providertest"
+	"github.com/cairn-dev/cairn/internal/template"
+)
+
+// tfFake is a plugin-like provider: the fake, with a schema of one optional string.
+type tfFake struct {
+	*providertest.Fake
+	mu     sync.Mutex
+	counts map[string]int // "Check name", "Diff name"
+}
+
+func (f *tfFake) count(what string) {
+	f.mu.Lock()
+	f.counts[what]++
+	f.mu.Unlock()
+}
+
+func (f *tfFake) Schema(_ context.Context, req provider.SchemaRequest) (provider.Schema, error) {
+	if req.Kind == provider.SchemaProvider {
+		return provider.Schema{Spec: hcldec.ObjectSpec{}, ImpliedType: cty.EmptyObject}, nil
+	}
+	return provider.Schema{Spec: hcldec.ObjectSpec{"value": &hcldec.AttrSpec{Name: "value", Type: cty.String}},
+		ImpliedType: cty.Object(map[string]cty.Type{"value": cty.String})}, nil
+}
+
+func (f *tfFake) Configure(context.Context, provider.ConfigureRequest) (provider.ConfigureResponse, error) {
+	return provider.ConfigureResponse{}, nil
+}
+
+func (f *tfFake) Close() error { return nil }
+
+type fakePlugins struct{ p provider.Provider }
+
+func (f fakePlugins) Resolve(reqs []*template.ProviderRequirement, _ []byte, _ bool) (map[string]engine.Plugin, []byte, diag.Diagnostics) {
+	out := map[string]engine.Plugin{}
+	for _, r := range reqs {
+		out[r.Source] = fakePlugin(f)
+	}
+	return out, nil, nil
+}
+
+type fakePlugin struct{ p provider.Provider }
+
+func (f fakePlugin) Version() string               { return "1.0.0" }
+func (f fakePlugin) Open(string) provider.Provider { return f.p }
+
+func tfConfig(values ...string) string {
+	s := "terraform {\n  required_providers {\n    fake = { source = \"example.com/test/fake\" }\n  }\n}\n"
+	for i, v := range values {
+		s += fmt.Sprintf("resource \"fake_thing\" \"r%d\" {\n  value = %q\n}\n", i, v)
+	}
+	return s
+}
+
+// TestTerraformUnchangedIsNotChecked: a redeploy checks only the resources whose
+// configuration changed since their last apply; --upgrade checks everything again.
+func TestTerraformUnchangedIsNotChecked(t *testing.T) {
+	f := &tfFake{Fake: &providertest.Fake{}, counts: map[string]int{}}
+	f.CheckFn = func(_ context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
+		f.count("Check " + req.Resource.Name)
+		return provider.CheckResponse{}, nil
+	}
+	f.DiffFn = func(_ context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
+		f.count("Diff " + req.Resource.Name)
+		return provider.DiffResponse{Changed: !req.NewProps.RawEquals(req.OldProps)}, nil
+	}
+	h := newHarness(t, nil)
+	e, err := engine.New(engine.Options{Store: h.store, Providers: provider.NewRegistry(), Plugins: fakePlugins{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	h.e = e
+	deploy := func(upgrade bool, values ...string) {
+		t.Helper()
+		f.mu.Lock()
+		f.counts = map[string]int{}
+		f.mu.Unlock()
+		op, err := e.Deploy(context.Background(), "tf", api.DeployRequest{Files: map[string]string{"main.tf": tfConfig(values...)}, Upgrade: upgrade})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done := h.wait(op.ID); done.Status != "SUCCEEDED" && done.StackStatus[len(done.StackStatus)-8:] != "COMPLETE" {
+			t.Fatalf("deploy = %+v", done)
+		}
+	}
+	deploy(false, "a", "b")
+	if f.counts["Check fake_thing.r0"] == 0 || f.counts["Check fake_thing.r1"] == 0 {
+		t.Fatalf("the first deploy did not check: %v", f.counts)
+	}
+	deploy(false, "a", "B")
+	// r1 is checked when loading and before applying; both are diffed: a plugin answers an
+	// unchanged configuration without an RPC itself (tfplugin.TestUnchangedSkipsPlan).
+	want := map[string]int{"Check fake_thing.r1": 2, "Diff fake_thing.r0": 1, "Diff fake_thing.r1": 1}
+	if fmt.Sprint(f.counts) != fmt.Sprint(want) {
+		t.Errorf("redeploy with r1 changed: calls %v, want %v", f.counts, want)
+	}
+	deploy(true, "a", "B")
+	if f.counts["Check fake_thing.r0"] == 0 || f.counts["Check fake_thing.r1"] == 0 {
+		t.Errorf("--upgrade did not check everything again: %v", f.counts)
+	}
+}
