@@ -40,6 +40,9 @@ type Package struct {
 	Dir        string
 	Executable string
 	Hash       string // h1: hash of Dir, as terraform computes it
+	// Archive is the zip of a mirror's packed layout; Resolve extracts it into the user's
+	// cache and then sets Dir and Executable.
+	Archive string
 }
 
 type cliConfig struct {
@@ -110,6 +113,13 @@ func (i *Installer) versions(src addr.Provider) []Package {
 			continue
 		}
 		for _, e := range entries {
+			if v, ok := packed(e.Name(), src.Type, platform); ok {
+				if !seen[v.String()] {
+					seen[v.String()] = true
+					out = append(out, Package{Source: src, Version: v.String(), Archive: filepath.Join(base, e.Name())})
+				}
+				continue
+			}
 			v, err := version.NewVersion(e.Name())
 			if err != nil || seen[v.String()] {
 				continue
@@ -176,6 +186,12 @@ func (i *Installer) Resolve(reqs []Requirement, lock *Lock, upgrade bool) (map[a
 		if pick == nil {
 			errs = append(errs, notFound(r, found, i.dirs, locked, isLocked && !upgrade))
 			continue
+		}
+		if pick.Archive != "" {
+			if err := unpack(pick); err != nil {
+				errs = append(errs, fmt.Errorf("provider %s %s: %w", r.Source, pick.Version, err))
+				continue
+			}
 		}
 		h, err := dirhash.HashDir(pick.Dir, "", dirhash.Hash1)
 		if err != nil {
