@@ -60,7 +60,14 @@ type process struct {
 // handshake: versions 5 and 6 offered, gRPC only, AutoMTLS, managed (so CleanupClients kills
 // it), terraform's message size limit. The provider's log (hclog JSON on stderr) goes to log
 // at debug level; the last lines of its stderr are kept for the error when it crashes.
-func launch(name, executable string, log *slog.Logger) (*process, error) {
+func launch(name, executable string, log *slog.Logger, versions ...int) (*process, error) {
+	if len(versions) == 0 {
+		versions = []int{5, 6}
+	}
+	plugins := map[int]plugin.PluginSet{}
+	for _, v := range versions {
+		plugins[v] = plugin.PluginSet{"provider": rawConn{}}
+	}
 	cmd := exec.Command(executable)
 	setPdeathsig(cmd)
 	stderr := &tail{}
@@ -72,10 +79,7 @@ func launch(name, executable string, log *slog.Logger) (*process, error) {
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{
-			5: {"provider": rawConn{}},
-			6: {"provider": rawConn{}},
-		},
+		VersionedPlugins: plugins,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Managed:          true,
 		Cmd:              cmd,
@@ -99,9 +103,9 @@ func launch(name, executable string, log *slog.Logger) (*process, error) {
 		return nil, fmt.Errorf("provider %s: %w%s", name, err, stderr.suffix())
 	}
 	v := client.NegotiatedVersion()
-	if v != 5 && v != 6 {
+	if _, ok := plugins[v]; !ok {
 		client.Kill()
-		return nil, fmt.Errorf("provider %s: %s speaks plugin protocol %d; cairn speaks 5 and 6", name, executable, v)
+		return nil, fmt.Errorf("provider %s: %s speaks plugin protocol %d; wanted %v", name, executable, v, versions)
 	}
 	cc, ok := raw.(*grpc.ClientConn)
 	if !ok {
@@ -113,6 +117,32 @@ func launch(name, executable string, log *slog.Logger) (*process, error) {
 	}
 	return &process{client: client, conn: cc, version: v, stderr: stderr}, nil
 }
+
+// Process is a provider plugin started as terraform starts it, for callers that speak the
+// protocol themselves (cairn provider serve forwards raw gRPC calls to it).
+type Process struct{ p *process }
+
+// Launch starts the provider binary at executable, offering the given protocol versions (5
+// and 6 when none are given). The caller must Kill it.
+func Launch(name, executable string, log *slog.Logger, versions ...int) (*Process, error) {
+	p, err := launch(name, executable, log, versions...)
+	if err != nil {
+		return nil, err
+	}
+	return &Process{p}, nil
+}
+
+// Conn is the gRPC connection to the plugin.
+func (p *Process) Conn() *grpc.ClientConn { return p.p.conn }
+
+// Version is the negotiated protocol version.
+func (p *Process) Version() int { return p.p.version }
+
+// Stderr is the last lines the plugin wrote to stderr, for error messages ("" if none).
+func (p *Process) Stderr() string { return p.p.stderr.suffix() }
+
+// Kill stops the plugin (gracefully through go-plugin, then by force).
+func (p *Process) Kill() { p.p.client.Kill() }
 
 // hclogBridge receives go-plugin's log (and, through it, the provider's JSON log lines from
 // stderr) as hclog JSON and passes each entry to cairn's slog logger at debug level.
