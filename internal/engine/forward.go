@@ -139,6 +139,11 @@ func (r *run) configure(ctx context.Context, cfg *template.ProviderConfig) error
 // outputs evaluates the stack's outputs, masked for storage and display.
 func (r *run) outputs(sc *scope) ([]byte, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	if r.tf() {
+		if diags = checkOutputs(r.tmpl, sc); diags.HasErrors() {
+			return nil, diags
+		}
+	}
 	outs := []api.Output{}
 	for _, o := range r.tmpl.Outputs {
 		v, ds := o.Value.Eval(sc)
@@ -289,6 +294,9 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 	if err != nil {
 		return nil, cty.NilVal, err.Error()
 	}
+	for _, w := range resp.Warnings {
+		r.warn(res.Name, strings.TrimPrefix(w.Property+": ", ": ")+w.Reason)
+	}
 	if len(resp.Failures) > 0 {
 		var parts []string
 		for _, f := range resp.Failures {
@@ -301,6 +309,33 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 		props = resp.Props
 	}
 	return p, props, ""
+}
+
+// warn keeps a provider warning about a resource for the event that ends its step.
+func (r *run) warn(name, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.warned == nil {
+		r.warned = map[string][]string{}
+	}
+	r.warned[name] = append(r.warned[name], msg)
+}
+
+// warnings is the reason of a step that succeeded with warnings, as terraform prints them
+// after apply ("Warning: summary: detail"); "" when there were none.
+func (r *run) warnings(name string, ds diag.Diagnostics) string {
+	r.mu.Lock()
+	msgs := r.warned[name]
+	r.mu.Unlock()
+	for _, d := range ds {
+		if d.Severity == diag.Warning {
+			msgs = append(msgs, strings.TrimSuffix(d.Summary+": "+d.Detail, ": "))
+		}
+	}
+	if len(msgs) == 0 {
+		return ""
+	}
+	return "Warning: " + strings.Join(msgs, "; Warning: ")
 }
 
 // unchanged reports whether a Terraform-language resource's configuration is the one its
@@ -425,7 +460,7 @@ func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *t
 	if err := sc.setRow(row); err != nil {
 		return err
 	}
-	return r.event(ctx, res.Name, row.ID, res.Type, "CREATE_COMPLETE", "")
+	return r.event(ctx, res.Name, row.ID, res.Type, "CREATE_COMPLETE", r.warnings(res.Name, resp.Diagnostics))
 }
 
 // update updates a resource in place, or with viaCreate replaces it by creating a new copy
@@ -499,7 +534,7 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 			return err
 		}
 	}
-	return r.event(ctx, res.Name, row.ID, res.Type, "UPDATE_COMPLETE", "")
+	return r.event(ctx, res.Name, row.ID, res.Type, "UPDATE_COMPLETE", r.warnings(res.Name, resp.Diagnostics))
 }
 
 // row builds a resource row for res.

@@ -121,10 +121,10 @@ func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *pro
 		}
 		return state.Resource{}, err
 	}
-	props, _ := evalBody(ctx, p, schemaKind(res), res.Properties, r.sc)
-	if props == cty.NilVal || !props.IsWhollyKnown() {
-		props = resp.Outputs
-	}
+	// The configuration was never applied to the imported object: record its state as what
+	// it was last "applied" from, so the next deploy plans the configuration against it (as
+	// terraform does after an import) instead of taking it as unchanged.
+	props := resp.Outputs
 	rid := resp.ID
 	if rid == "" {
 		rid = id

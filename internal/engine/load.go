@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/dag"
 	"github.com/cairn-dev/cairn/internal/diag"
@@ -109,6 +111,9 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 	}
 	if flags&loadCheck != 0 {
 		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID, src.applied))
+		if st.Dialect == template.Terraform && !diags.HasErrors() {
+			diags = diags.Append(checkOutputs(st, schemaScope{ctx: ctx, st: st, ps: ps}))
+		}
 	}
 	if diags.HasErrors() {
 		_ = ps.close()
@@ -237,4 +242,49 @@ func locate(ds diag.Diagnostics, r *template.Resource, path string) diag.Diagnos
 		out[i] = d
 	}
 	return out
+}
+
+// schemaScope is the Terraform language's resources before anything is applied, as their
+// schemas tell them: unknown values with the sensitive attributes marked.
+type schemaScope struct {
+	ctx context.Context
+	st  *template.Stack
+	ps  *providerSet
+}
+
+func (s schemaScope) Resource(name string) (template.ResourceValue, bool) {
+	r := s.st.Resource(name)
+	if r == nil {
+		return template.ResourceValue{}, false
+	}
+	p, err := s.ps.lookup(r.Type, r.Provider)
+	if err != nil {
+		return template.UnknownResource, true
+	}
+	sc, err := p.Schema(s.ctx, schemaKind(r))
+	if err != nil || sc.Unknown == cty.NilVal {
+		return template.UnknownResource, true
+	}
+	return template.ResourceValue{ID: cty.UnknownVal(cty.String), Outputs: sc.Unknown}, true
+}
+
+// checkOutputs refuses, as terraform does, a root output that shows secrets without being
+// declared sensitive. Evaluated in a schemaScope, it catches this before anything is created.
+func checkOutputs(st *template.Stack, sc template.Scope) diag.Diagnostics {
+	var diags diag.Diagnostics
+	for _, o := range st.Outputs {
+		if o.Sensitive {
+			continue
+		}
+		v, ds := o.Value.Eval(sc)
+		if ds.HasErrors() || v == cty.NilVal || !value.IsSecret(v) {
+			continue
+		}
+		diags = diags.Append(diag.Diagnostic{Severity: diag.Error, Summary: "Output refers to sensitive values",
+			Detail: "To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, " +
+				"cairn, like terraform, requires that any root module output containing sensitive data be explicitly marked as sensitive. " +
+				"If you do intend to export this data, add sensitive = true to output \"" + o.Name + "\".",
+			Range: o.Range, Path: "output." + o.Name})
+	}
+	return diags
 }

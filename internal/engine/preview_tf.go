@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -125,12 +126,28 @@ func attrChanges(before, after cty.Value, replacePaths []string) []api.PropertyC
 		if b.IsNull() && a.IsNull() {
 			continue
 		}
-		if b.IsWhollyKnown() && a.IsWhollyKnown() && b.Equals(a).True() && !forces[k] {
+		if !forces[k] && sameValue(b, a) {
 			continue
 		}
 		out = append(out, api.PropertyChange{Name: k, Before: display(b), After: display(a), ForcesReplacement: forces[k]})
 	}
 	return out
+}
+
+// sameValue compares two known values by content, ignoring sensitivity and the types that
+// stored state loses (a map read back as an object, a list as a tuple, a typed null).
+func sameValue(a, b cty.Value) bool {
+	a, _ = a.UnmarkDeep()
+	b, _ = b.UnmarkDeep()
+	if !a.IsWhollyKnown() || !b.IsWhollyKnown() {
+		return false
+	}
+	if a.IsNull() || b.IsNull() {
+		return a.IsNull() && b.IsNull()
+	}
+	ja, err1 := value.Marshal(a)
+	jb, err2 := value.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
 func attrOf(v cty.Value, name string) cty.Value {

@@ -170,6 +170,13 @@ func evalBody(ctx context.Context, p provider.Provider, req provider.SchemaReque
 		return x.Eval(sc)
 	}
 	schema, err := p.Schema(ctx, req)
+	if errors.Is(err, provider.ErrUnknownType) {
+		summary := "Invalid resource type"
+		if req.Kind == provider.SchemaData {
+			summary = "Invalid data source"
+		}
+		return cty.NilVal, diag.Diagnostics{{Severity: diag.Error, Summary: summary, Detail: err.Error() + "."}}
+	}
 	if err != nil {
 		what := string(req.Kind) + " " + req.Type
 		if req.Kind == provider.SchemaProvider {

@@ -39,6 +39,7 @@ type run struct {
 	mu      sync.Mutex
 	journal map[string][]state.JournalEntry // this operation's entries by step key
 	changed map[string]bool                 // resources created, updated or replaced by this run
+	warned  map[string][]string             // provider warnings about a resource, shown with its outcome
 }
 
 // image is a resource row as a journal entry's detail keeps it.

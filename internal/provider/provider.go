@@ -64,6 +64,9 @@ type SchemaRequest struct {
 type Schema struct {
 	Spec        hcldec.Spec
 	ImpliedType cty.Type
+	// Unknown is the value of a resource before it is applied, as far as the schema tells:
+	// unknown attributes, the sensitive ones marked. NilVal when the provider cannot tell.
+	Unknown cty.Value
 }
 
 // ConfigureRequest configures a provider instance.
@@ -241,6 +244,10 @@ type DeleteResponse struct {
 
 // ErrNotSupported is returned by a method the provider does not offer (see Capabilities).
 var ErrNotSupported = errors.New("not supported by this provider")
+
+// ErrUnknownType is wrapped by Schema when the provider has no resource type or data source
+// of the requested name.
+var ErrUnknownType = errors.New("unknown type")
 
 // Unimplemented answers every optional method with ErrNotSupported. Embed it so that adding a
 // method to Provider breaks no implementation.

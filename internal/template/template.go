@@ -176,6 +176,9 @@ type Output struct {
 	Description string
 	Value       Expr
 	Range       diag.Range
+	// Sensitive says the output was declared sensitive (the Terraform language): only then may
+	// its value hold secrets.
+	Sensitive bool
 }
 
 // Expr is a template value that may depend on other resources.

@@ -282,7 +282,7 @@ func (p *Provider) Schema(ctx context.Context, req provider.SchemaRequest) (prov
 	if err != nil {
 		return provider.Schema{}, err
 	}
-	return provider.Schema{Spec: sc.spec, ImpliedType: sc.ty}, nil
+	return provider.Schema{Spec: sc.spec, ImpliedType: sc.ty, Unknown: sc.block.unknown()}, nil
 }
 
 // Close ends the plugin process (go-plugin's Kill: a graceful exit, then SIGKILL after two

@@ -278,5 +278,24 @@ func (s *schemas) lookup(name string, kind provider.SchemaKind, typ string) (*sc
 	if len(served) > 0 {
 		list = strings.Join(served, ", ")
 	}
-	return nil, fmt.Errorf("provider %s does not support %s %q; the %ss it serves: %s", name, what, typ, what, list)
+	return nil, &unknownType{fmt.Sprintf("provider %s does not support %s %q; the %ss it serves: %s", name, what, typ, what, list)}
+}
+
+// unknownType is a lookup of a type the provider does not serve.
+type unknownType struct{ msg string }
+
+func (e *unknownType) Error() string { return e.msg }
+func (e *unknownType) Unwrap() error { return provider.ErrUnknownType }
+
+// unknown is an object of the block's type before it is applied: every attribute and nested
+// block unknown, the sensitive attributes marked, so expressions over it know what is secret.
+func (b *block) unknown() cty.Value {
+	if !b.ty.IsObjectType() || len(b.ty.AttributeTypes()) == 0 {
+		return cty.UnknownVal(b.ty)
+	}
+	attrs := map[string]cty.Value{}
+	for name, at := range b.ty.AttributeTypes() {
+		attrs[name] = cty.UnknownVal(at)
+	}
+	return b.mark(cty.ObjectVal(attrs))
 }

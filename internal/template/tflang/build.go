@@ -85,6 +85,7 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 		if sa, ok := attrs["sensitive"]; ok {
 			if v, d := sa.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.Bool && v.True() {
 				o.Value = &exprValue{m: m, expr: a.Expr, sensitive: true}
+				o.Sensitive = true
 			}
 		}
 		st.Outputs = append(st.Outputs, o)
