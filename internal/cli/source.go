@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/template/tflang"
 )
 
 // sourceFlags are the flags that say which template to use and with what values: a
@@ -85,39 +87,16 @@ func hasTerraformFiles(dir string) bool {
 }
 
 // readDir reads a Terraform configuration: every file below dir except hidden directories,
-// .terraform and terraform's own state files, by slash-separated relative path.
+// .terraform and terraform's own state files, by slash-separated relative path; and the
+// directories of local modules outside dir that it calls (source = "../shared"), keyed
+// by their path relative to dir ("../shared/main.tf"), as the server resolves them.
 func (r *runner) readDir(dir string, s *sourceFlags, params map[string]string) (source, error) {
 	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || strings.HasPrefix(name, "terraform.tfstate") || (strings.HasPrefix(name, ".") && name != lockFileName) {
-			return nil
-		}
-		if fi, err := d.Info(); err != nil || fi.Size() > maxFileSize {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
+	if err := collectFiles(files, dir, "."); err != nil {
 		return source{}, fmt.Errorf("cannot read the configuration in %s: %w", dir, err)
+	}
+	if err := collectModules(files, dir); err != nil {
+		return source{}, err
 	}
 	req := api.DeployRequest{TemplateName: dir, Files: files, Parameters: params, Upgrade: s.upgrade}
 	for _, vf := range s.varFiles {
@@ -136,6 +115,84 @@ func (r *runner) readDir(dir string, s *sourceFlags, params map[string]string) (
 	}
 	req.Env = tfVarEnv(r.env.Environ)
 	return source{req: req, dir: dir}, nil
+}
+
+// collectFiles adds the files below root to files, keyed by base joined with their path
+// relative to root.
+func collectFiles(files map[string]string, root, base string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasPrefix(name, "terraform.tfstate") || (strings.HasPrefix(name, ".") && name != lockFileName) {
+			return nil
+		}
+		if fi, err := d.Info(); err != nil || fi.Size() > maxFileSize {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		files[path.Join(base, filepath.ToSlash(rel))] = string(b)
+		return nil
+	})
+}
+
+// collectModules adds the local modules outside dir that the configuration calls, directly
+// or through other modules. A module directory that does not exist is left for the server
+// to report, with the position of its source.
+func collectModules(files map[string]string, dir string) error {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("cannot read the configuration in %s: %w", dir, err)
+	}
+	var walkErr error
+	read := func(rel string) map[string][]byte {
+		if strings.HasPrefix(rel, "..") && !hasDir(files, rel) {
+			root := filepath.Join(dir, filepath.FromSlash(rel))
+			abs, err := filepath.Abs(root)
+			inside, _ := filepath.Rel(abs, absDir)
+			if err == nil && (inside == "." || !strings.HasPrefix(inside, "..")) {
+				return nil // a module directory above the configuration would send it twice
+			}
+			if fi, err := os.Stat(root); err == nil && fi.IsDir() {
+				if err := collectFiles(files, root, rel); err != nil && walkErr == nil {
+					walkErr = fmt.Errorf("cannot read module directory %s: %w", root, err)
+				}
+			}
+		}
+		out := map[string][]byte{}
+		for name, text := range files {
+			if path.Dir(name) == rel {
+				out[name] = []byte(text)
+			}
+		}
+		return out
+	}
+	tflang.ModuleDirs(read)
+	return walkErr
+}
+
+// hasDir reports whether files holds a file directly in dir.
+func hasDir(files map[string]string, dir string) bool {
+	for name := range files {
+		if path.Dir(name) == dir {
+			return true
+		}
+	}
+	return false
 }
 
 // tfVarEnv collects TF_VAR_<name> values, as terraform reads them.

@@ -3,10 +3,12 @@ package tflang
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/addr"
@@ -14,66 +16,48 @@ import (
 	"github.com/cairn-dev/cairn/internal/template"
 )
 
-// build binds variables, expands count and for_each, and produces the stack.
+// build binds variables, expands count and for_each (of resources and module calls), and
+// produces the stack: the resources of every module instance, with terraform's addresses.
 func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 	st := &template.Stack{Dialect: template.Terraform}
 	ds := m.bindVariables(opts, st)
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	m.localVals = map[string]cty.Value{}
-	m.instances = map[string][]string{}
-	keys := map[string][]key{}
-	for _, k := range m.resOrder {
-		ks, d := m.expand(m.resources[k])
-		ds = append(ds, d...)
-		keys[k] = ks
-		for _, ik := range ks {
-			m.instances[k] = append(m.instances[k], instanceAddr(k, ik))
+	mods := m.expandAll()
+	ds = append(ds, m.ld.diags...)
+	m.ld.diags = nil
+	checked := map[*config]bool{}
+	for _, mod := range mods {
+		if !checked[mod.config] {
+			checked[mod.config] = true
+			ds = append(ds, mod.checkModuleRefs()...)
 		}
 	}
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	used := map[string]bool{}
-	for _, k := range m.resOrder {
-		rb := m.resources[k]
-		local := strings.TrimPrefix(rb.provider, "provider.")
-		local, _, _ = strings.Cut(local, ".")
-		used[local] = true
-		refs := bodyRefs(rb.body)
-		refs = append(refs, rb.deps...)
-		for _, a := range []*hcl.Attribute{rb.count, rb.forEach} {
-			if a != nil {
-				refs = append(refs, a.Expr.Variables()...)
-			}
+	for _, mod := range mods[1:] {
+		for _, name := range mod.varOrder {
+			ds = append(ds, mod.validate(name)...)
 		}
-		refs = append(refs, rb.lifecycle.replaceBy...)
-		deps := m.references(refs, map[string]bool{})
-		for _, ik := range keys[k] {
-			r := &template.Resource{Name: instanceAddr(k, ik), Type: rb.typ, Mode: rb.mode, Properties: &bodyExpr{m: m, body: rb.body, key: ik},
-				DependsOn: deps, Provider: rb.provider, Range: rangeOf(rb.block.DefRange), TypeRange: rangeOf(rb.block.LabelRanges[0]),
-				CreateBeforeDestroy: rb.lifecycle.cbd, PreventDestroy: rb.lifecycle.prevent,
-				IgnoreChanges: rb.lifecycle.ignore, IgnoreAllChanges: rb.lifecycle.ignoreAll,
-				ReplaceTriggeredBy: m.references(rb.lifecycle.replaceBy, map[string]bool{}),
-				PropertyRanges:     map[string]diag.Range{}}
-			if attrs, d := rb.body.JustAttributes(); !d.HasErrors() {
-				for name, a := range attrs {
-					r.PropertyRanges[name] = rangeOf(a.Range)
-				}
-			}
-			st.Resources = append(st.Resources, r)
+		for _, name := range mod.outOrder {
+			_, d := outputAttrs(mod.outputs[name])
+			ds = append(ds, d...)
 		}
 	}
-	ds = append(ds, m.buildProviders(st, used)...)
+	for _, mod := range mods {
+		mod.addResources(st)
+	}
+	reqs, d := mergeRequirements(mods)
+	ds = append(ds, d...)
+	ds = append(ds, m.buildProviders(st, mods, reqs)...)
 	for _, name := range m.outOrder {
 		b := m.outputs[name]
-		attrs, d := b.Body.JustAttributes()
+		attrs, d := outputAttrs(b)
 		ds = append(ds, d...)
 		a, ok := attrs["value"]
 		if !ok {
-			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing required argument",
-				Detail: `The argument "value" is required, but no definition was found.`, Subject: &b.DefRange})
 			continue
 		}
 		o := &template.Output{Name: name, Value: &exprValue{m: m, expr: a.Expr}, Range: rangeOf(b.DefRange)}
@@ -82,54 +66,194 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 				o.Description = v.AsString()
 			}
 		}
-		if sa, ok := attrs["sensitive"]; ok {
-			if v, d := sa.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.Bool && v.True() {
-				o.Value = &exprValue{m: m, expr: a.Expr, sensitive: true}
-				o.Sensitive = true
-			}
+		if outputSensitive(attrs) {
+			o.Value = &exprValue{m: m, expr: a.Expr, sensitive: true}
+			o.Sensitive = true
 		}
 		st.Outputs = append(st.Outputs, o)
+	}
+	ds = append(ds, m.ld.diags...) // expansions made while building (none expected)
+	if ds.HasErrors() {
+		return nil, ds
 	}
 	return st, ds
 }
 
-// instanceAddr is the address of one instance of resource block k.
-func instanceAddr(k string, ik key) string {
-	switch ik.kind {
-	case "count":
-		return fmt.Sprintf("%s[%s]", k, ik.index.AsBigFloat().Text('f', 0))
-	case "each":
-		return fmt.Sprintf("%s[%q]", k, ik.index.AsString())
+// outputAttrs reads an output block; value is required.
+func outputAttrs(b *hcl.Block) (hcl.Attributes, hcl.Diagnostics) {
+	attrs, ds := b.Body.JustAttributes()
+	if _, ok := attrs["value"]; !ok && !ds.HasErrors() {
+		ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing required argument",
+			Detail: `The argument "value" is required, but no definition was found.`, Subject: &b.DefRange})
 	}
-	return k
+	return attrs, ds
 }
 
-// expand evaluates count or for_each, which must be known before anything is applied.
-func (m *module) expand(rb *resourceBlock) ([]key, hcl.Diagnostics) {
+func outputSensitive(attrs hcl.Attributes) bool {
+	sa, ok := attrs["sensitive"]
+	if !ok {
+		return false
+	}
+	v, d := sa.Expr.Value(nil)
+	return !d.HasErrors() && v.Type() == cty.Bool && !v.IsNull() && v.True()
+}
+
+// expandAll expands every resource and module call below m: the module instances, m first,
+// then its calls' instances depth first.
+func (m *module) expandAll() []*module {
+	out := []*module{m}
+	for _, k := range m.resOrder {
+		m.resourceInstances(k)
+	}
+	for _, n := range m.callOrder {
+		for _, c := range m.callInstances(n) {
+			out = append(out, c.expandAll()...)
+		}
+	}
+	return out
+}
+
+// resourceInstances is the instance addresses of resource block k, expanded once.
+func (m *module) resourceInstances(k string) []string {
+	if insts, ok := m.instances[k]; ok {
+		return insts
+	}
+	insts := []string{}
+	if m.expanding[k] {
+		rb := m.resources[k]
+		m.ld.diags = append(m.ld.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cycle in resource expansion",
+			Detail: fmt.Sprintf("The count or for_each of %s depends on the resource itself.", k), Subject: rb.block.DefRange.Ptr()})
+		return insts
+	}
+	m.expanding[k] = true
+	rb := m.resources[k]
+	ks, d := m.expandMeta(rb.count, rb.forEach)
+	delete(m.expanding, k)
+	m.ld.diags = append(m.ld.diags, d...)
+	for _, ik := range ks {
+		insts = append(insts, instanceAddr(m.prefix+k, ik))
+	}
+	m.keys[k], m.instances[k] = ks, insts
+	return insts
+}
+
+// addResources adds the resource instances of m to st.
+func (m *module) addResources(st *template.Stack) {
+	for _, k := range m.resOrder {
+		rb := m.resources[k]
+		refs := bodyRefs(rb.body)
+		for _, a := range []*hcl.Attribute{rb.count, rb.forEach} {
+			if a != nil {
+				refs = append(refs, a.Expr.Variables()...)
+			}
+		}
+		refs = append(refs, rb.lifecycle.replaceBy...)
+		deps := union(m.references(refs, map[string]bool{}), m.dependsOn(rb.deps), m.deps)
+		prov := m.providerFor(strings.TrimPrefix(rb.provider, "provider."))
+		ranges := map[string]diag.Range{}
+		propertyRanges(rb.body, "", ranges)
+		for i, ik := range m.keys[k] {
+			r := &template.Resource{Name: m.instances[k][i], Type: rb.typ, Mode: rb.mode, Properties: &bodyExpr{m: m, body: rb.body, key: ik},
+				DependsOn: deps, Provider: prov, Range: rangeOf(rb.block.DefRange), TypeRange: rangeOf(rb.block.LabelRanges[0]),
+				CreateBeforeDestroy: rb.lifecycle.cbd, PreventDestroy: rb.lifecycle.prevent,
+				IgnoreChanges: rb.lifecycle.ignore, IgnoreAllChanges: rb.lifecycle.ignoreAll,
+				ReplaceTriggeredBy: m.references(rb.lifecycle.replaceBy, map[string]bool{}),
+				PropertyRanges:     ranges}
+			st.Resources = append(st.Resources, r)
+		}
+	}
+}
+
+// propertyRanges records where each attribute and nested block of a body is, by dotted path:
+// "name", "rule.1" (the second rule block), "rule.1.port".
+func propertyRanges(b hcl.Body, prefix string, out map[string]diag.Range) {
+	sb, ok := b.(*hclsyntax.Body)
+	if !ok { // JSON: nested blocks are attributes holding objects
+		if attrs, d := b.JustAttributes(); !d.HasErrors() {
+			for name, a := range attrs {
+				out[prefix+name] = rangeOf(a.Range)
+			}
+		}
+		return
+	}
+	for name, a := range sb.Attributes {
+		if prefix == "" && metaArgument(name) {
+			continue
+		}
+		out[prefix+name] = rangeOf(a.SrcRange)
+	}
+	index := map[string]int{}
+	for _, blk := range sb.Blocks {
+		if prefix == "" && (blk.Type == "lifecycle" || blk.Type == "provisioner" || blk.Type == "connection") {
+			continue
+		}
+		p := prefix + blk.Type + "." + strconv.Itoa(index[blk.Type])
+		index[blk.Type]++
+		out[p] = rangeOf(blk.DefRange())
+		if _, seen := out[prefix+blk.Type]; !seen {
+			out[prefix+blk.Type] = rangeOf(blk.DefRange())
+		}
+		propertyRanges(blk.Body, p+".", out)
+	}
+}
+
+func metaArgument(name string) bool {
+	for _, a := range metaSchema.Attributes {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// union merges sorted address lists, sorted and without duplicates.
+func union(lists ...[]string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, l := range lists {
+		for _, a := range l {
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// instanceAddr is the address of one instance of resource block k.
+func instanceAddr(k string, ik key) string {
+	return k + keySuffix(ik)
+}
+
+// expandMeta evaluates the count or for_each of a resource or module call, which must be
+// known before anything is applied.
+func (m *module) expandMeta(count, forEach *hcl.Attribute) ([]key, hcl.Diagnostics) {
 	e := m.evaluator(nil, key{})
 	switch {
-	case rb.count != nil:
-		ctx, ds := e.context(rb.count.Expr.Variables())
+	case count != nil:
+		ctx, ds := e.context(count.Expr.Variables())
 		if ds.HasErrors() {
 			return nil, ds
 		}
-		v, d := rb.count.Expr.Value(ctx)
+		v, d := count.Expr.Value(ctx)
 		ds = append(ds, d...)
 		if ds.HasErrors() {
 			return nil, ds
 		}
 		v, _ = v.Unmark()
 		if !v.IsKnown() {
-			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: rb.count.Expr.Range().Ptr(),
+			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: count.Expr.Range().Ptr(),
 				Detail: `The "count" value depends on resource attributes that cannot be determined until apply, so cairn cannot predict how many instances will be created.`}}
 		}
 		if v.IsNull() || v.Type() != cty.Number {
-			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: rb.count.Expr.Range().Ptr(),
+			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: count.Expr.Range().Ptr(),
 				Detail: "The given \"count\" argument value is unsuitable: a whole number is required."}}
 		}
 		n, acc := v.AsBigFloat().Int64()
 		if n < 0 || acc != 0 && !v.AsBigFloat().IsInt() {
-			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: rb.count.Expr.Range().Ptr(),
+			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: count.Expr.Range().Ptr(),
 				Detail: "The given \"count\" argument value is unsuitable: must be a whole number greater than or equal to zero."}}
 		}
 		out := make([]key, n)
@@ -137,18 +261,18 @@ func (m *module) expand(rb *resourceBlock) ([]key, hcl.Diagnostics) {
 			out[i] = key{kind: "count", index: cty.NumberIntVal(int64(i))}
 		}
 		return out, nil
-	case rb.forEach != nil:
-		ctx, ds := e.context(rb.forEach.Expr.Variables())
+	case forEach != nil:
+		ctx, ds := e.context(forEach.Expr.Variables())
 		if ds.HasErrors() {
 			return nil, ds
 		}
-		v, d := rb.forEach.Expr.Value(ctx)
+		v, d := forEach.Expr.Value(ctx)
 		ds = append(ds, d...)
 		if ds.HasErrors() {
 			return nil, ds
 		}
 		if !v.IsWhollyKnown() {
-			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid for_each argument", Subject: rb.forEach.Expr.Range().Ptr(),
+			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid for_each argument", Subject: forEach.Expr.Range().Ptr(),
 				Detail: `The "for_each" map includes keys derived from resource attributes that cannot be determined until apply, and so cairn cannot determine the full set of keys that will identify the instances of this resource.`}}
 		}
 		ty := v.Type()
@@ -166,7 +290,7 @@ func (m *module) expand(rb *resourceBlock) ([]key, hcl.Diagnostics) {
 				out = append(out, key{kind: "each", index: ev, value: ev})
 			}
 		default:
-			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid for_each argument", Subject: rb.forEach.Expr.Range().Ptr(),
+			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid for_each argument", Subject: forEach.Expr.Range().Ptr(),
 				Detail: fmt.Sprintf("The given \"for_each\" argument value is unsuitable: the \"for_each\" argument must be a map, or set of strings, and you have provided a value of type %s.", ty.FriendlyName())}}
 		}
 		return out, nil
@@ -174,32 +298,37 @@ func (m *module) expand(rb *resourceBlock) ([]key, hcl.Diagnostics) {
 	return []key{{}}, nil
 }
 
-// buildProviders makes the provider configurations: one per provider block, and an empty
-// default one for every provider used without a block.
-func (m *module) buildProviders(st *template.Stack, used map[string]bool) hcl.Diagnostics {
+// buildProviders makes the provider configurations: one per provider block of every module
+// instance, and an empty default one in the root for every provider used without a block.
+func (m *module) buildProviders(st *template.Stack, mods []*module, reqs []*template.ProviderRequirement) hcl.Diagnostics {
 	var ds hcl.Diagnostics
-	have := map[string]bool{}
-	for _, b := range m.providers {
-		name := b.Labels[0]
-		content, remain, d := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "alias"}, {Name: "version"}}})
-		ds = append(ds, d...)
-		a := "provider." + name
-		alias := ""
-		if aa, ok := content.Attributes["alias"]; ok {
-			if v, d := aa.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.String {
-				alias = v.AsString()
-				a += "." + alias
+	used := map[string]bool{}
+	for _, mod := range mods {
+		have := map[string]bool{}
+		for _, b := range mod.providers {
+			name := b.Labels[0]
+			content, remain, d := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "alias"}, {Name: "version"}}})
+			ds = append(ds, d...)
+			local := providerLocal(b)
+			_, alias, _ := strings.Cut(local, ".")
+			if _, ok := content.Attributes["alias"]; ok && alias == "" {
+				continue // reported by PartialContent or unusable
 			}
+			if have[local] {
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate provider configuration",
+					Detail: fmt.Sprintf("A provider configuration for %q was already given.", local), Subject: &b.DefRange})
+				continue
+			}
+			have[local] = true
+			used[name] = true
+			st.Providers = append(st.Providers, &template.ProviderConfig{Addr: mod.prefix + "provider." + local, Name: name, Alias: alias,
+				Config: &bodyExpr{m: mod, body: remain}, DependsOn: mod.references(bodyRefs(remain), map[string]bool{}), Range: rangeOf(b.DefRange)})
 		}
-		if have[a] {
-			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate provider configuration",
-				Detail: fmt.Sprintf("A default (non-aliased) provider configuration for %q was already given.", name), Subject: &b.DefRange})
-			continue
+	}
+	for _, r := range st.Resources {
+		if n, ok := strings.CutPrefix(r.Provider, "provider."); ok && !strings.Contains(n, ".") {
+			used[n] = true
 		}
-		have[a] = true
-		used[name] = true
-		st.Providers = append(st.Providers, &template.ProviderConfig{Addr: a, Name: name, Alias: alias,
-			Config: &bodyExpr{m: m, body: remain}, DependsOn: m.references(bodyRefs(remain), map[string]bool{}), Range: rangeOf(b.DefRange)})
 	}
 	empty := hclparse.NewParser()
 	f, _ := empty.ParseHCL(nil, "<implied>")
@@ -208,27 +337,63 @@ func (m *module) buildProviders(st *template.Stack, used map[string]bool) hcl.Di
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	reqs := map[string]bool{}
-	for _, r := range m.reqs {
-		reqs[r.Name] = true
+	have := map[string]bool{}
+	for _, r := range reqs {
+		have[r.Name] = true
 	}
 	for _, n := range names {
-		if !reqs[n] {
+		if !have[n] {
 			src, err := addr.ParseProvider("hashicorp/" + n)
 			if err == nil {
-				m.reqs = append(m.reqs, &template.ProviderRequirement{Name: n, Source: src.String()})
+				reqs = append(reqs, &template.ProviderRequirement{Name: n, Source: src.String()})
 			}
 		}
-		if !have["provider."+n] {
+		if st.Provider("provider."+n) == nil {
 			st.Providers = append(st.Providers, &template.ProviderConfig{Addr: "provider." + n, Name: n, Config: &bodyExpr{m: m, body: f.Body}})
 		}
 	}
 	for _, r := range st.Resources {
 		if st.Provider(r.Provider) == nil {
 			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Provider configuration not present",
-				Detail: fmt.Sprintf("To work with %s its original provider configuration at %s is required, but it has been removed.", r.Name, r.Provider)})
+				Detail: fmt.Sprintf("To work with %s its original provider configuration at %s is required, but it has been removed. "+
+					"A module gets an aliased provider configuration only through the providers argument of its call.", r.Name, r.Provider)})
 		}
 	}
-	st.Requirements = m.reqs
+	st.Requirements = reqs
 	return ds
+}
+
+// mergeRequirements merges the required_providers of every module: a local name must mean
+// the same source everywhere; version constraints add up.
+func mergeRequirements(mods []*module) ([]*template.ProviderRequirement, hcl.Diagnostics) {
+	var ds hcl.Diagnostics
+	var out []*template.ProviderRequirement
+	byName := map[string]*template.ProviderRequirement{}
+	seen := map[*config]bool{}
+	for _, mod := range mods {
+		if seen[mod.config] {
+			continue
+		}
+		seen[mod.config] = true
+		for _, r := range mod.reqs {
+			ex, ok := byName[r.Name]
+			switch {
+			case !ok:
+				c := *r
+				byName[r.Name] = &c
+				out = append(out, &c)
+			case ex.Source != r.Source:
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting provider local names",
+					Detail: fmt.Sprintf("%s:%d: %s requires provider %q from %s, but another module uses that name for %s. cairn needs each local name to mean the same provider in every module.",
+						r.Range.Filename, r.Range.Line, mod.describe(), r.Name, r.Source, ex.Source)})
+			case r.Versions != "" && !strings.Contains(ex.Versions, r.Versions):
+				if ex.Versions == "" {
+					ex.Versions = r.Versions
+				} else {
+					ex.Versions += ", " + r.Versions
+				}
+			}
+		}
+	}
+	return out, ds
 }

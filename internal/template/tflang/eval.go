@@ -2,7 +2,6 @@ package tflang
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -25,15 +24,37 @@ type key struct {
 // evaluator builds the evaluation context of one expression from exactly what it references,
 // so evaluating one resource costs its references, not the size of the configuration.
 type evaluator struct {
-	m      *module
+	m   *module
+	s   *session
+	key key
+}
+
+// session is what one evaluation has computed, across the modules it passes through: local
+// values, a child module's variables (its call's arguments, evaluated in the caller) and
+// outputs, by module prefix and name.
+type session struct {
 	scope  template.Scope // nil: resources are unknown (count, for_each, validation)
-	key    key
-	locals map[string]cty.Value
+	values map[string]cty.Value
 	busy   map[string]bool
 }
 
 func (m *module) evaluator(scope template.Scope, k key) *evaluator {
-	return &evaluator{m: m, scope: scope, key: k, locals: map[string]cty.Value{}, busy: map[string]bool{}}
+	return &evaluator{m: m, key: k, s: &session{scope: scope, values: map[string]cty.Value{}, busy: map[string]bool{}}}
+}
+
+// in is an evaluator for module m within the same evaluation.
+func (e *evaluator) in(m *module, k key) *evaluator {
+	return &evaluator{m: m, key: k, s: e.s}
+}
+
+// enter marks name as being computed; false (with a diagnostic) when it already is: a cycle.
+func (e *evaluator) enter(name string, rng hcl.Range) hcl.Diagnostics {
+	if e.s.busy[name] {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cycle in references",
+			Detail: fmt.Sprintf("%s refers to itself.", name), Subject: &rng}}
+	}
+	e.s.busy[name] = true
+	return nil
 }
 
 func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnostics) {
@@ -45,6 +66,7 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 		vars[root][name] = v
 	}
 	top := map[string]cty.Value{}
+	calls := map[string][]hcl.Traversal{}
 	var ds hcl.Diagnostics
 	for _, t := range refs {
 		root := t.RootName()
@@ -57,12 +79,8 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 		}
 		switch root {
 		case "var":
-			v, ok := e.m.varVals[attr]
-			if !ok {
-				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reference to undeclared input variable",
-					Detail: fmt.Sprintf("An input variable with the name %q has not been declared.", attr), Subject: &rng})
-				continue
-			}
+			v, d := e.variable(attr, rng)
+			ds = append(ds, d...)
 			set("var", attr, v)
 		case "local":
 			v, d := e.local(attr, rng)
@@ -84,12 +102,14 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 			set("each", "key", e.key.index)
 			set("each", "value", e.key.value)
 		case "path":
-			set("path", "module", cty.StringVal(e.m.dir))
-			set("path", "root", cty.StringVal(e.m.dir))
+			set("path", "module", cty.StringVal(e.m.rel))
+			set("path", "root", cty.StringVal("."))
 			set("path", "cwd", cty.StringVal("."))
 		case "terraform":
 			set("terraform", "workspace", cty.StringVal("default"))
-		case "self", "module":
+		case "module":
+			calls[attr] = append(calls[attr], t)
+		case "self":
 			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unsupported reference to %q", root),
 				Detail: "cairn does not support this reference yet.", Subject: &rng})
 		case "data":
@@ -117,6 +137,11 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 			set(root, attr, v)
 		}
 	}
+	for name, ts := range calls {
+		v, d := e.moduleValue(name, ts)
+		ds = append(ds, d...)
+		set("module", name, v)
+	}
 	for root, m := range vars {
 		top[root] = cty.ObjectVal(m)
 	}
@@ -129,14 +154,14 @@ func (e *evaluator) resource(k string, rng hcl.Range) (cty.Value, hcl.Diagnostic
 	rb, ok := e.m.resources[k]
 	if !ok {
 		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Reference to undeclared resource",
-			Detail: fmt.Sprintf("A resource %q has not been declared in the root module.", k), Subject: &rng}}
+			Detail: fmt.Sprintf("A resource %q has not been declared in %s.", k, e.m.describe()), Subject: &rng}}
 	}
-	insts := e.m.instances[k]
+	insts := e.m.resourceInstances(k)
 	get := func(a string) cty.Value {
-		if e.scope == nil {
+		if e.s.scope == nil {
 			return cty.DynamicVal
 		}
-		rv, ok := e.scope.Resource(a)
+		rv, ok := e.s.scope.Resource(a)
 		if !ok || rv.Outputs == cty.NilVal {
 			return cty.DynamicVal
 		}
@@ -156,7 +181,7 @@ func (e *evaluator) resource(k string, rng hcl.Range) (cty.Value, hcl.Diagnostic
 		}
 		return cty.ObjectVal(vals), nil
 	default:
-		return get(k), nil
+		return get(e.m.prefix + k), nil
 	}
 }
 
@@ -167,7 +192,8 @@ func instanceKey(a string) string {
 }
 
 func (e *evaluator) local(name string, rng hcl.Range) (cty.Value, hcl.Diagnostics) {
-	if v, ok := e.locals[name]; ok {
+	ck := e.m.prefix + "local." + name
+	if v, ok := e.s.values[ck]; ok {
 		return v, nil
 	}
 	a, ok := e.m.locals[name]
@@ -175,18 +201,18 @@ func (e *evaluator) local(name string, rng hcl.Range) (cty.Value, hcl.Diagnostic
 		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Reference to undeclared local value",
 			Detail: fmt.Sprintf("A local value with the name %q has not been declared.", name), Subject: &rng}}
 	}
-	if e.busy[name] {
+	if e.s.busy[ck] {
 		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cycle in local values",
 			Detail: fmt.Sprintf("local.%s refers to itself.", name), Subject: &rng}}
 	}
-	e.busy[name] = true
-	defer delete(e.busy, name)
+	e.s.busy[ck] = true
+	defer delete(e.s.busy, ck)
 	ctx, ds := e.context(a.Expr.Variables())
 	if ds.HasErrors() {
 		return cty.DynamicVal, ds
 	}
 	v, d := a.Expr.Value(ctx)
-	e.locals[name] = v
+	e.s.values[ck] = v
 	return v, append(ds, d...)
 }
 
@@ -240,60 +266,11 @@ func (x *exprValue) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 		return cty.DynamicVal, convertDiags(ds, x.m.files)
 	}
 	v, d := x.expr.Value(ctx)
+	ds = append(ds, d...)
 	if x.sensitive && v != cty.NilVal {
 		v = value.Secret(v)
 	}
-	return v, convertDiags(append(ds, d...), x.m.files)
-}
-
-// references lists the resource instances an expression set depends on, sorted.
-func (m *module) references(refs []hcl.Traversal, seen map[string]bool) []string {
-	out := map[string]bool{}
-	var walk func([]hcl.Traversal)
-	walk = func(ts []hcl.Traversal) {
-		for _, t := range ts {
-			root := t.RootName()
-			var k string
-			switch root {
-			case "local":
-				if len(t) > 1 {
-					if a, ok := t[1].(hcl.TraverseAttr); ok && !seen["local."+a.Name] {
-						seen["local."+a.Name] = true
-						if la, ok := m.locals[a.Name]; ok {
-							walk(la.Expr.Variables())
-						}
-					}
-				}
-				continue
-			case "var", "count", "each", "path", "terraform", "self", "module":
-				continue
-			case "data":
-				if len(t) > 2 {
-					a1, ok1 := t[1].(hcl.TraverseAttr)
-					a2, ok2 := t[2].(hcl.TraverseAttr)
-					if ok1 && ok2 {
-						k = "data." + a1.Name + "." + a2.Name
-					}
-				}
-			default:
-				if len(t) > 1 {
-					if a, ok := t[1].(hcl.TraverseAttr); ok {
-						k = root + "." + a.Name
-					}
-				}
-			}
-			for _, inst := range m.instances[k] {
-				out[inst] = true
-			}
-		}
-	}
-	walk(refs)
-	list := make([]string, 0, len(out))
-	for a := range out {
-		list = append(list, a)
-	}
-	sort.Strings(list)
-	return list
+	return v, convertDiags(ds, x.m.files)
 }
 
 // bodyRefs is every traversal in a body, nested blocks included, without its schema.

@@ -26,7 +26,7 @@ func functions(m *module) map[string]function.Function {
 		"upper": stdlib.UpperFunc, "chunklist": stdlib.ChunklistFunc, "coalesce": stdlib.CoalesceFunc,
 		"coalescelist": stdlib.CoalesceListFunc, "compact": stdlib.CompactFunc, "concat": stdlib.ConcatFunc,
 		"contains": stdlib.ContainsFunc, "distinct": stdlib.DistinctFunc, "element": stdlib.ElementFunc,
-		"flatten": stdlib.FlattenFunc, "index": stdlib.IndexFunc, "keys": stdlib.KeysFunc, "length": stdlib.LengthFunc,
+		"flatten": stdlib.FlattenFunc, "index": stdlib.IndexFunc, "keys": stdlib.KeysFunc, "length": lengthFunc,
 		"lookup": stdlib.LookupFunc, "merge": stdlib.MergeFunc, "range": stdlib.RangeFunc, "reverse": stdlib.ReverseListFunc,
 		"setintersection": stdlib.SetIntersectionFunc, "setproduct": stdlib.SetProductFunc,
 		"setsubtract": stdlib.SetSubtractFunc, "setunion": stdlib.SetUnionFunc, "slice": stdlib.SliceFunc,
@@ -42,7 +42,7 @@ func functions(m *module) map[string]function.Function {
 		Params: []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:   function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			p := path.Join(m.dir, args[0].AsString())
+			p := path.Join(m.rootDir(), args[0].AsString()) // relative to the root module, as terraform's working directory
 			b, ok := m.files[p]
 			if !ok {
 				return cty.NilVal, function.NewArgErrorf(0, "no file exists at %q; this function works only with files that are distributed as part of the configuration source code", args[0].AsString())
@@ -50,6 +50,18 @@ func functions(m *module) map[string]function.Function {
 			return cty.StringVal(string(b)), nil
 		},
 	})
+	return withMarkers(fs)
+}
+
+// rootDir is the root module's directory among the files: file() paths are relative to it.
+func (m *module) rootDir() string {
+	for m.parent != nil {
+		m = m.parent
+	}
+	return m.dir
+}
+
+func withMarkers(fs map[string]function.Function) map[string]function.Function {
 	fs["sensitive"] = function.New(&function.Spec{
 		Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowMarked: true, AllowNull: true, AllowUnknown: true}},
 		Type:   func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
@@ -65,3 +77,31 @@ func functions(m *module) map[string]function.Function {
 	})
 	return fs
 }
+
+// lengthFunc is terraform's length: of a list, set, tuple, map or object, or the number of
+// characters (grapheme clusters) of a string.
+var lengthFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowDynamicType: true, AllowUnknown: true, AllowMarked: true}},
+	Type: func(args []cty.Value) (cty.Type, error) {
+		ty := args[0].Type()
+		if ty == cty.String || ty == cty.DynamicPseudoType || ty.IsCollectionType() || ty.IsTupleType() || ty.IsObjectType() {
+			return cty.Number, nil
+		}
+		return cty.NilType, function.NewArgErrorf(0, "argument must be a string, a collection type, or a structural type")
+	},
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		v, marks := args[0].Unmark()
+		switch ty := v.Type(); {
+		case ty == cty.DynamicPseudoType || !v.IsKnown():
+			return cty.UnknownVal(cty.Number).WithMarks(marks), nil
+		case ty == cty.String:
+			n, err := stdlib.Strlen(v)
+			return n.WithMarks(marks), err
+		case ty.IsObjectType():
+			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))).WithMarks(marks), nil
+		case ty.IsTupleType():
+			return cty.NumberIntVal(int64(len(ty.TupleElementTypes()))).WithMarks(marks), nil
+		}
+		return v.Length().WithMarks(marks), nil
+	},
+})

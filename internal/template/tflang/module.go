@@ -16,11 +16,14 @@ import (
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
-type module struct {
+// config is what the files of one module directory declare. Every instance of a module
+// shares its directory's config; nothing in it changes once loaded.
+type config struct {
 	files     map[string][]byte
-	dir       string
+	dir       string // the module's directory, as a prefix of the keys of files
 	reqs      []*template.ProviderRequirement
 	providers []*hcl.Block
+	provLocal map[string]bool // "aws", "aws.east": the provider configurations the module's blocks declare
 	vars      map[string]*variable
 	varOrder  []string
 	locals    map[string]*hcl.Attribute
@@ -28,13 +31,36 @@ type module struct {
 	resOrder  []string
 	outputs   map[string]*hcl.Block
 	outOrder  []string
-
-	// bound values
-	varVals   map[string]cty.Value
-	localVals map[string]cty.Value
-	instances map[string][]string // resource block key -> instance addresses
+	calls     map[string]*moduleCall
+	callOrder []string
 }
 
+func newConfig(files map[string][]byte, dir string) *config {
+	return &config{files: files, dir: dir, vars: map[string]*variable{}, locals: map[string]*hcl.Attribute{},
+		resources: map[string]*resourceBlock{}, outputs: map[string]*hcl.Block{}, calls: map[string]*moduleCall{},
+		provLocal: map[string]bool{}}
+}
+
+// module is one instance of a module: the root, or one instance of a module call (count and
+// for_each make several). Everything it computes is computed while the stack is built; the
+// engine's concurrent evaluations only read it.
+type module struct {
+	*config
+	ld      *loader
+	prefix  string // "" for the root, "module.a[0]." below it: prepended to resource addresses
+	rel     string // path.module: the directory relative to the root module's
+	parent  *module
+	call    *moduleCall // the call that made this instance; nil for the root
+	callKey key         // this instance's count.index or each.key/value in the call
+	deps    []string    // resource instances everything in the module waits for (depends_on on calls)
+
+	// bound values
+	varVals   map[string]cty.Value // the root module's variables; a child's are its call's arguments
+	instances map[string][]string  // resource block key -> instance addresses
+	keys      map[string][]key     // resource block key -> instance keys
+	children  map[string][]*module // call name -> instances, in key order
+	expanding map[string]bool      // resource blocks and calls being expanded, to find cycles
+}
 type variable struct {
 	block       *hcl.Block
 	ty          cty.Type
@@ -68,12 +94,13 @@ type lifecycle struct {
 var metaSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "count"}, {Name: "for_each"}, {Name: "provider"}, {Name: "depends_on"}},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "lifecycle"}, {Type: "connection"}, {Type: "provisioner", LabelNames: []string{"type"}}}}
 
-func (m *module) addBlock(b *hcl.Block) hcl.Diagnostics {
+func (m *config) addBlock(b *hcl.Block) hcl.Diagnostics {
 	switch b.Type {
 	case "terraform":
 		return m.addTerraform(b)
 	case "provider":
 		m.providers = append(m.providers, b)
+		m.provLocal[providerLocal(b)] = true
 	case "variable":
 		return m.addVariable(b)
 	case "locals":
@@ -97,8 +124,7 @@ func (m *module) addBlock(b *hcl.Block) hcl.Diagnostics {
 	case "resource", "data":
 		return m.addResource(b)
 	case "module":
-		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Module calls are not supported yet",
-			Detail: "cairn reads the root module only; inline the module's resources.", Subject: &b.DefRange}}
+		return m.addCall(b)
 	default:
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unsupported block type %q", b.Type),
 			Detail: fmt.Sprintf("cairn does not support %s blocks yet.", b.Type), Subject: &b.DefRange}}
@@ -106,7 +132,7 @@ func (m *module) addBlock(b *hcl.Block) hcl.Diagnostics {
 	return nil
 }
 
-func (m *module) addTerraform(b *hcl.Block) hcl.Diagnostics {
+func (m *config) addTerraform(b *hcl.Block) hcl.Diagnostics {
 	content, _, ds := b.Body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "required_providers"}}})
 	for _, rp := range content.Blocks {
 		attrs, d := rp.Body.JustAttributes()
@@ -125,8 +151,8 @@ func (m *module) addTerraform(b *hcl.Block) hcl.Diagnostics {
 
 // addRequirement reads one required_providers entry: { source, version }, a bare version
 // string (legacy), or the array of such objects Huawei RFS .tf.json templates use.
-func (m *module) addRequirement(name string, a *hcl.Attribute) hcl.Diagnostics {
-	v, ds := a.Expr.Value(nil)
+func (m *config) addRequirement(name string, a *hcl.Attribute) hcl.Diagnostics {
+	v, ds := requirementValue(a.Expr)
 	if ds.HasErrors() {
 		return ds
 	}
@@ -166,7 +192,38 @@ func (m *module) addRequirement(name string, a *hcl.Attribute) hcl.Diagnostics {
 	return nil
 }
 
-func (m *module) addVariable(b *hcl.Block) hcl.Diagnostics {
+// requirementValue evaluates a required_providers entry. configuration_aliases holds
+// references (aws.east), which have no value: they are checked and left out.
+func requirementValue(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
+	pairs, d := hcl.ExprMap(expr)
+	if d.HasErrors() { // a version string, or the RFS array form
+		return expr.Value(nil)
+	}
+	var ds hcl.Diagnostics
+	attrs := map[string]cty.Value{}
+	for _, p := range pairs {
+		k, d := p.Key.Value(nil)
+		ds = append(ds, d...)
+		if d.HasErrors() || k.Type() != cty.String || k.IsNull() {
+			continue
+		}
+		if k.AsString() == "configuration_aliases" {
+			exprs, d := hcl.ExprList(p.Value)
+			ds = append(ds, d...)
+			for _, e := range exprs {
+				_, d := hcl.AbsTraversalForExpr(e)
+				ds = append(ds, d...)
+			}
+			continue
+		}
+		v, d := p.Value.Value(nil)
+		ds = append(ds, d...)
+		attrs[k.AsString()] = v
+	}
+	return cty.ObjectVal(attrs), ds
+}
+
+func (m *config) addVariable(b *hcl.Block) hcl.Diagnostics {
 	name := b.Labels[0]
 	if _, dup := m.vars[name]; dup {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Duplicate variable declaration",
@@ -209,7 +266,7 @@ func (m *module) addVariable(b *hcl.Block) hcl.Diagnostics {
 	return ds
 }
 
-func (m *module) addResource(b *hcl.Block) hcl.Diagnostics {
+func (m *config) addResource(b *hcl.Block) hcl.Diagnostics {
 	r := &resourceBlock{typ: b.Labels[0], name: b.Labels[1], block: b}
 	key := r.typ + "." + r.name
 	if b.Type == "data" {

@@ -1,13 +1,14 @@
 // Package tflang parses the Terraform language (.tf and .tf.json, with hashicorp/hcl/v2) into
 // cairn's dialect-neutral template.Stack: required_providers, provider blocks, variables,
-// locals, resources and data sources (count and for_each expanded into instances), outputs.
-// Resource bodies stay HCL until the engine decodes them with the provider's schema.
+// locals, resources and data sources (count and for_each expanded into instances), outputs,
+// and local module calls, whose resources join the stack under terraform's addresses
+// (module.net.aws_subnet.a). Resource bodies stay HCL until the engine decodes them with the
+// provider's schema. It reads only the files it is given, never the disk.
 package tflang
 
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -50,43 +51,22 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: "moved"}, {Type: "import"}, {Type: "check", LabelNames: []string{"name"}}, {Type: "removed"},
 }}
 
-// Parse reads the root module of files and binds its variables.
+// Parse reads the root module of files, with the local modules it calls, and binds its
+// variables. Keys of files are slash-separated paths relative to the directory the
+// configuration is read from (opts.Dir is the root module's directory among them); a local
+// module called with source "../shared" from the root has its files under "../shared/".
 func Parse(files map[string][]byte, opts Options) (*template.Stack, diag.Diagnostics) {
-	p := hclparse.NewParser()
+	ld := &loader{p: hclparse.NewParser(), files: files, configs: map[string]*config{}}
 	dir := cleanDir(opts.Dir)
-	var names []string
-	for name := range files {
-		if path.Dir(name) == dir && (strings.HasSuffix(name, ".tf") || strings.HasSuffix(name, ".tf.json")) {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	var hd hcl.Diagnostics
-	m := &module{files: files, dir: dir, vars: map[string]*variable{}, locals: map[string]*hcl.Attribute{},
-		resources: map[string]*resourceBlock{}, outputs: map[string]*hcl.Block{}}
-	for _, name := range names {
-		var f *hcl.File
-		var ds hcl.Diagnostics
-		if strings.HasSuffix(name, ".json") {
-			f, ds = p.ParseJSON(files[name], name)
-		} else {
-			f, ds = p.ParseHCL(files[name], name)
-		}
-		hd = append(hd, ds...)
-		if f == nil {
-			continue
-		}
-		content, ds := f.Body.Content(rootSchema)
-		hd = append(hd, ds...)
-		for _, b := range content.Blocks {
-			hd = append(hd, m.addBlock(b)...)
-		}
+	cfg, hd := ld.load(dir)
+	if cfg == nil {
+		cfg = newConfig(files, dir)
 	}
 	if hd.HasErrors() {
 		return nil, convertDiags(hd, files)
 	}
-	st, ds := m.build(opts)
-	return st, convertDiags(ds, files)
+	st, ds := ld.newModule(cfg, nil, nil, key{}).build(opts)
+	return st, convertDiags(append(hd, ds...), files)
 }
 
 // convertDiags turns HCL diagnostics into cairn's, each with its file, line and column, and

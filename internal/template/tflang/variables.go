@@ -35,13 +35,9 @@ func (m *module) bindVariables(opts Options, st *template.Stack) hcl.Diagnostics
 		}
 	}
 	var files []string
-	for name := range m.files {
-		if path.Dir(name) != m.dir {
-			continue
-		}
-		base := path.Base(name)
-		if base == "terraform.tfvars" || base == "terraform.tfvars.json" {
-			files = append([]string{name}, files...)
+	for _, base := range []string{"terraform.tfvars", "terraform.tfvars.json"} { // terraform's order
+		if name := path.Join(m.dir, base); hasFile(m.files, name) {
+			files = append(files, name)
 		}
 	}
 	var auto []string
@@ -168,4 +164,9 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func hasFile(files map[string][]byte, name string) bool {
+	_, ok := files[name]
+	return ok
 }

@@ -1,0 +1,380 @@
+package tflang
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/addr"
+)
+
+// moduleCall is a module block. Only local sources ("./x", "../x") are supported: the
+// module's files must be among the configuration's files.
+type moduleCall struct {
+	name      string
+	block     *hcl.Block
+	source    string // as written
+	sourceRng hcl.Range
+	args      map[string]*hcl.Attribute // input variables
+	count     *hcl.Attribute
+	forEach   *hcl.Attribute
+	deps      []hcl.Traversal
+	providers map[string]string // the child's provider configuration ("aws", "aws.east") -> the caller's
+}
+
+var callSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "source", Required: true}, {Name: "version"},
+	{Name: "count"}, {Name: "for_each"}, {Name: "depends_on"}, {Name: "providers"}}}
+
+// isLocalSource reports whether a module source is a local path, as terraform reads it.
+func isLocalSource(s string) bool {
+	return strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || s == "." || s == ".."
+}
+
+func (m *config) addCall(b *hcl.Block) hcl.Diagnostics {
+	name := b.Labels[0]
+	if prev, dup := m.calls[name]; dup {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Duplicate module call",
+			Detail:  fmt.Sprintf("A module call named %q was already defined at %s. Module calls must have unique names within a module.", name, prev.block.DefRange),
+			Subject: &b.LabelRanges[0]}}
+	}
+	content, remain, ds := b.Body.PartialContent(callSchema)
+	if ds.HasErrors() {
+		return ds
+	}
+	c := &moduleCall{name: name, block: b, providers: map[string]string{}}
+	sa := content.Attributes["source"]
+	c.sourceRng = sa.Expr.Range()
+	v, d := sa.Expr.Value(nil)
+	if d.HasErrors() || v.Type() != cty.String || v.IsNull() {
+		return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid module source",
+			Detail: "The module source must be a literal string.", Subject: &c.sourceRng})
+	}
+	c.source = v.AsString()
+	if !isLocalSource(c.source) {
+		return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported module source",
+			Detail: fmt.Sprintf("Module %q has source %q, which is not a local path. cairn supports only local module sources, "+
+				"paths beginning with \"./\" or \"../\"; registry, Git, HTTP and other remote sources are not supported. "+
+				"Copy the module into the configuration and call it by its path.", name, c.source),
+			Subject: &c.sourceRng})
+	}
+	if va, ok := content.Attributes["version"]; ok {
+		ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid argument",
+			Detail: "Cannot use a version argument with a local module source.", Subject: &va.NameRange})
+	}
+	c.count, c.forEach = content.Attributes["count"], content.Attributes["for_each"]
+	if c.count != nil && c.forEach != nil {
+		ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: `Invalid combination of "count" and "for_each"`,
+			Detail: `The "count" and "for_each" meta-arguments are mutually-exclusive, only one should be used to be explicit about the number of module instances to be created.`, Subject: &c.forEach.NameRange})
+	}
+	if a, ok := content.Attributes["depends_on"]; ok {
+		c.deps, d = traversalList(a.Expr)
+		ds = append(ds, d...)
+	}
+	if a, ok := content.Attributes["providers"]; ok {
+		pairs, d := hcl.ExprMap(a.Expr)
+		ds = append(ds, d...)
+		for _, p := range pairs {
+			kt, d1 := hcl.AbsTraversalForExpr(p.Key)
+			vt, d2 := hcl.AbsTraversalForExpr(p.Value)
+			ds = append(append(ds, d1...), d2...)
+			if !d1.HasErrors() && !d2.HasErrors() {
+				c.providers[traversalString(kt)] = traversalString(vt)
+			}
+		}
+	}
+	args, d := remain.JustAttributes()
+	ds = append(ds, d...)
+	c.args = args
+	m.calls[name] = c
+	m.callOrder = append(m.callOrder, name)
+	return ds
+}
+
+// traversalList reads a list of references: depends_on.
+func traversalList(expr hcl.Expression) ([]hcl.Traversal, hcl.Diagnostics) {
+	exprs, ds := hcl.ExprList(expr)
+	var out []hcl.Traversal
+	for _, e := range exprs {
+		t, d := hcl.AbsTraversalForExpr(e)
+		ds = append(ds, d...)
+		if !d.HasErrors() {
+			out = append(out, t)
+		}
+	}
+	return out, ds
+}
+
+// providerLocal is the configuration a provider block declares: "aws", or "aws.east" with an alias.
+func providerLocal(b *hcl.Block) string {
+	content, _, _ := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "alias"}}})
+	if aa, ok := content.Attributes["alias"]; ok {
+		if v, d := aa.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.String && !v.IsNull() {
+			return b.Labels[0] + "." + v.AsString()
+		}
+	}
+	return b.Labels[0]
+}
+
+// loader reads module directories from the configuration's files, each once.
+type loader struct {
+	p       *hclparse.Parser
+	files   map[string][]byte
+	configs map[string]*config
+	diags   hcl.Diagnostics // from expansions made on demand while evaluating
+}
+
+// configFiles lists the .tf and .tf.json files directly in dir, sorted.
+func configFiles(files map[string][]byte, dir string) []string {
+	var names []string
+	for name := range files {
+		if path.Dir(name) == dir && (strings.HasSuffix(name, ".tf") || strings.HasSuffix(name, ".tf.json")) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// load reads the module in dir; nil if dir holds no configuration files. A directory's
+// diagnostics are returned the first time only.
+func (ld *loader) load(dir string) (*config, hcl.Diagnostics) {
+	if c, ok := ld.configs[dir]; ok {
+		return c, nil
+	}
+	names := configFiles(ld.files, dir)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	c := newConfig(ld.files, dir)
+	ld.configs[dir] = c
+	var hd hcl.Diagnostics
+	for _, name := range names {
+		var f *hcl.File
+		var ds hcl.Diagnostics
+		if strings.HasSuffix(name, ".json") {
+			f, ds = ld.p.ParseJSON(ld.files[name], name)
+		} else {
+			f, ds = ld.p.ParseHCL(ld.files[name], name)
+		}
+		hd = append(hd, ds...)
+		if f == nil {
+			continue
+		}
+		content, ds := f.Body.Content(rootSchema)
+		hd = append(hd, ds...)
+		for _, b := range content.Blocks {
+			hd = append(hd, c.addBlock(b)...)
+		}
+	}
+	return c, hd
+}
+
+func (ld *loader) newModule(c *config, parent *module, call *moduleCall, k key) *module {
+	m := &module{config: c, ld: ld, rel: ".", instances: map[string][]string{}, keys: map[string][]key{},
+		children: map[string][]*module{}, expanding: map[string]bool{}}
+	if parent != nil {
+		m.parent, m.call, m.callKey = parent, call, k
+		m.prefix = parent.prefix + "module." + call.name + keySuffix(k) + "."
+		m.rel = path.Join(parent.rel, call.source)
+	}
+	return m
+}
+
+// describe names the module in messages.
+func (m *module) describe() string {
+	if m.parent == nil {
+		return "the root module"
+	}
+	return strings.TrimSuffix(m.prefix, ".")
+}
+
+// callInstances expands module call name: its instances, made once (count and for_each are
+// evaluated then) and remembered.
+func (m *module) callInstances(name string) []*module {
+	if insts, ok := m.children[name]; ok {
+		return insts
+	}
+	c := m.calls[name]
+	m.children[name] = []*module{} // also what a cycle or an error leaves
+	ck := "module." + name
+	if m.expanding[ck] {
+		m.ld.diags = append(m.ld.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cycle in module expansion",
+			Detail: fmt.Sprintf("The count or for_each of module %q depends on the module itself.", name), Subject: c.block.DefRange.Ptr()})
+		return nil
+	}
+	m.expanding[ck] = true
+	defer delete(m.expanding, ck)
+	dir := path.Join(m.dir, c.source)
+	for a := m; a != nil; a = a.parent {
+		if a.dir == dir {
+			m.ld.diags = append(m.ld.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Module calls itself",
+				Detail: fmt.Sprintf("Module %q has source %q, the directory of %s, which is one of its callers.", name, c.source, a.describe()), Subject: &c.sourceRng})
+			return nil
+		}
+	}
+	cfg, ds := m.ld.load(dir)
+	m.ld.diags = append(m.ld.diags, ds...)
+	if cfg == nil {
+		m.ld.diags = append(m.ld.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unreadable module directory",
+			Detail:  fmt.Sprintf("Module %q has source %q, but the directory %s does not exist or holds no Terraform configuration files (.tf or .tf.json).", name, c.source, dir),
+			Subject: &c.sourceRng})
+		return nil
+	}
+	if ds.HasErrors() {
+		return nil
+	}
+	if d := c.checkArgs(cfg); d.HasErrors() {
+		m.ld.diags = append(m.ld.diags, d...)
+		return nil
+	}
+	keys, d := m.expandMeta(c.count, c.forEach)
+	m.ld.diags = append(m.ld.diags, d...)
+	if d.HasErrors() {
+		return nil
+	}
+	deps := append(append([]string(nil), m.deps...), m.dependsOn(c.deps)...)
+	insts := make([]*module, 0, len(keys))
+	for _, k := range keys {
+		child := m.ld.newModule(cfg, m, c, k)
+		child.deps = deps
+		insts = append(insts, child)
+	}
+	m.children[name] = insts
+	return insts
+}
+
+// checkArgs checks a call's arguments against the variables the module declares.
+func (c *moduleCall) checkArgs(cfg *config) hcl.Diagnostics {
+	var ds hcl.Diagnostics
+	names := make([]string, 0, len(c.args))
+	for n := range c.args {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, ok := cfg.vars[n]; !ok {
+			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported argument",
+				Detail: fmt.Sprintf("An argument named %q is not expected here: module %q declares no variable %q.", n, c.name, n), Subject: &c.args[n].NameRange})
+		}
+	}
+	for _, n := range cfg.varOrder {
+		if _, ok := c.args[n]; !ok && cfg.vars[n].dflt == cty.NilVal {
+			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing required argument",
+				Detail: fmt.Sprintf("The argument %q is required, but no definition was found.", n), Subject: c.block.DefRange.Ptr()})
+		}
+	}
+	if (c.count != nil || c.forEach != nil || len(c.deps) > 0) && len(cfg.providers) > 0 {
+		ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Module is incompatible with count, for_each, and depends_on",
+			Detail:  fmt.Sprintf("The module at module.%s contains its own provider configurations, so calls to it may not use the count, for_each, or depends_on arguments.", c.name),
+			Subject: c.block.DefRange.Ptr()})
+	}
+	return ds
+}
+
+// keySuffix is the address suffix of an instance key: "", "[0]" or `["a"]`.
+func keySuffix(k key) string {
+	switch k.kind {
+	case "count":
+		return "[" + k.index.AsBigFloat().Text('f', 0) + "]"
+	case "each":
+		return fmt.Sprintf("[%q]", k.index.AsString())
+	}
+	return ""
+}
+
+// providerFor is the address of the provider configuration that serves local ("aws",
+// "aws.east") in m: the module's own provider block, else the one its call passes in
+// providers, else, for a default configuration, its caller's, as terraform inherits them.
+// A default configuration nobody declares is the root's implied one.
+func (m *module) providerFor(local string) string {
+	for {
+		if m.provLocal[local] {
+			return m.prefix + "provider." + local
+		}
+		if m.parent == nil {
+			return "provider." + local
+		}
+		if to, ok := m.call.providers[local]; ok {
+			local, m = to, m.parent
+			continue
+		}
+		if strings.Contains(local, ".") { // an alias the caller did not pass: reported as missing
+			return m.prefix + "provider." + local
+		}
+		local, m = m.parent.localOf(m.sourceOf(local), local), m.parent
+	}
+}
+
+// sourceOf is the provider source the module means by a local name.
+func (m *config) sourceOf(local string) string {
+	for _, r := range m.reqs {
+		if r.Name == local {
+			return r.Source
+		}
+	}
+	if p, err := addr.ParseProvider("hashicorp/" + local); err == nil {
+		return p.String()
+	}
+	return local
+}
+
+// localOf is the module's local name for a provider source, fallback if it declares none.
+func (m *config) localOf(source, fallback string) string {
+	for _, r := range m.reqs {
+		if r.Source == source {
+			return r.Name
+		}
+	}
+	return fallback
+}
+
+// ModuleDirs lists the local module directories a configuration calls, directly or through
+// other modules, as paths relative to its root directory ("modules/net", "../shared"),
+// sorted. read returns the files of one such directory keyed by their path relative to the
+// root ("../shared/main.tf"); it is called with "." for the root. A client uses ModuleDirs to
+// know which directories outside the root to send along.
+func ModuleDirs(read func(dir string) map[string][]byte) []string {
+	seen := map[string]bool{}
+	var walk func(rel string)
+	walk = func(rel string) {
+		files := read(rel)
+		c := newConfig(files, rel)
+		p := hclparse.NewParser()
+		for _, name := range configFiles(files, rel) {
+			var f *hcl.File
+			if strings.HasSuffix(name, ".json") {
+				f, _ = p.ParseJSON(files[name], name)
+			} else {
+				f, _ = p.ParseHCL(files[name], name)
+			}
+			if f == nil {
+				continue
+			}
+			content, _, _ := f.Body.PartialContent(rootSchema)
+			for _, b := range content.Blocks {
+				if b.Type == "module" {
+					_ = c.addCall(b)
+				}
+			}
+		}
+		for _, n := range c.callOrder {
+			sub := path.Join(rel, c.calls[n].source)
+			if !seen[sub] {
+				seen[sub] = true
+				walk(sub)
+			}
+		}
+	}
+	walk(".")
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,4 @@
+module "shared" {
+  source = "../shared"
+  n      = 1
+}

@@ -1,0 +1,3 @@
+provider "time" {}
+
+resource "time_static" "own" {}

@@ -1,0 +1,1 @@
+resource "time_static" "default" {}
