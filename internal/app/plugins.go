@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -35,7 +36,7 @@ func newPlugins(dirs []string, log *slog.Logger) (*plugins, error) {
 	return &plugins{inst: inst, log: log}, nil
 }
 
-func (p *plugins) Resolve(reqs []*template.ProviderRequirement, lockSrc []byte, upgrade bool) (map[string]engine.Plugin, []byte, diag.Diagnostics) {
+func (p *plugins) Resolve(ctx context.Context, reqs []*template.ProviderRequirement, lockSrc []byte, upgrade bool) (map[string]engine.Plugin, []byte, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	lock := &tfinstall.Lock{Providers: map[addr.Provider]tfinstall.LockedProvider{}}
 	if lockSrc != nil {

@@ -104,7 +104,7 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 	if cycle := graphOf(st).Cycle(); cycle != nil {
 		return nil, nil, diags.Append(diag.Errorf(diag.Range{}, "", "%s", (&dag.CycleError{Path: cycle}).Error()))
 	}
-	ps, pdiags := e.resolveProviders(st, src.files, src.upgrade)
+	ps, pdiags := e.resolveProviders(ctx, st, src.files, src.upgrade)
 	diags = diags.Append(pdiags)
 	if ps == nil {
 		return nil, nil, diags

@@ -22,7 +22,8 @@ type Plugins interface {
 	// Resolve picks a package for every requirement, honouring lock (the content of
 	// .terraform.lock.hcl, nil when there is none) unless upgrade is set. It returns the
 	// chosen packages by requirement source and the lock file to keep.
-	Resolve(reqs []*template.ProviderRequirement, lock []byte, upgrade bool) (map[string]Plugin, []byte, diag.Diagnostics)
+	// ctx carries the tenant (package tenant) whose private providers are visible.
+	Resolve(ctx context.Context, reqs []*template.ProviderRequirement, lock []byte, upgrade bool) (map[string]Plugin, []byte, diag.Diagnostics)
 }
 
 // Plugin is a resolved provider package that can start provider instances.
@@ -59,7 +60,7 @@ type instance struct {
 
 // resolveProviders resolves the plugins of a Terraform-language stack; other dialects need
 // nothing.
-func (e *Engine) resolveProviders(tmpl *template.Stack, files map[string]string, upgrade bool) (*providerSet, diag.Diagnostics) {
+func (e *Engine) resolveProviders(ctx context.Context, tmpl *template.Stack, files map[string]string, upgrade bool) (*providerSet, diag.Diagnostics) {
 	ps := &providerSet{e: e, tmpl: tmpl, inst: map[string]*instance{}}
 	if tmpl.Dialect != template.Terraform || len(tmpl.Requirements) == 0 {
 		return ps, nil
@@ -72,7 +73,7 @@ func (e *Engine) resolveProviders(tmpl *template.Stack, files map[string]string,
 	if s, ok := files[LockFileName]; ok {
 		lock = []byte(s)
 	}
-	pkgs, newLock, diags := e.o.Plugins.Resolve(tmpl.Requirements, lock, upgrade)
+	pkgs, newLock, diags := e.o.Plugins.Resolve(ctx, tmpl.Requirements, lock, upgrade)
 	if diags.HasErrors() {
 		return nil, diags
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/tenant"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
@@ -35,6 +36,9 @@ type opRequest struct {
 	Deadline time.Time          `json:"deadline,omitzero"`
 	Deploy   *api.DeployRequest `json:"deploy,omitempty"`
 	Delete   *api.DeleteRequest `json:"delete,omitempty"`
+	// Tenant is who started the operation: a run resumed after a restart resolves private
+	// providers in the registry of the same tenant.
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // Validate parses the template and checks every resource with its provider, reporting all
@@ -126,7 +130,8 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 			}
 		}
 	}
-	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req}
+	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req,
+		Tenant: tenant.From(ctx)}
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	}
@@ -165,7 +170,7 @@ func (e *Engine) Delete(ctx context.Context, stack string, req api.DeleteRequest
 		}
 		return api.Operation{}, fmt.Errorf("cannot find stack %s: %w", stack, err)
 	}
-	oreq := opRequest{Kind: kindDelete, StackID: prior.ID, Dialect: prior.Dialect, Delete: &req}
+	oreq := opRequest{Kind: kindDelete, StackID: prior.ID, Dialect: prior.Dialect, Delete: &req, Tenant: tenant.From(ctx)}
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // Journal step keys are "<kind>/<logical id>"; phase markers are "phase/<phase>".
@@ -188,7 +189,7 @@ func (r *run) load(ctx context.Context, ho *handoff) error {
 	if ho != nil && r.req.Kind != kindDelete {
 		r.tmpl, r.ps = ho.tmpl, ho.ps
 	} else if src != nil {
-		tmpl, ps, diags := r.e.load(ctx, r.stack.Name, r.req.StackID, sourceOf(*src), 0)
+		tmpl, ps, diags := r.e.load(tenant.With(ctx, r.req.Tenant), r.stack.Name, r.req.StackID, sourceOf(*src), 0)
 		if tmpl == nil {
 			return fmt.Errorf("cannot load template of operation %s: %w", r.op.ID, diags.Err())
 		}

@@ -46,7 +46,7 @@ func (f *tfFake) Close() error { return nil }
 
 type fakePlugins struct{ p provider.Provider }
 
-func (f fakePlugins) Resolve(reqs []*template.ProviderRequirement, _ []byte, _ bool) (map[string]engine.Plugin, []byte, diag.Diagnostics) {
+func (f fakePlugins) Resolve(_ context.Context, reqs []*template.ProviderRequirement, _ []byte, _ bool) (map[string]engine.Plugin, []byte, diag.Diagnostics) {
 	out := map[string]engine.Plugin{}
 	for _, r := range reqs {
 		out[r.Source] = fakePlugin(f)
