@@ -25,8 +25,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/function"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/customresource"
+	"github.com/cairn-dev/cairn/internal/registry"
 	"github.com/cairn-dev/cairn/internal/server"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
@@ -54,6 +56,9 @@ type Config struct {
 	Token string
 	// NoAuth serves the API without a token. Allowed only when every listener is loopback.
 	NoAuth bool
+	// Tenants maps more tokens to their tenants (`cairn server --tenants`); Token is tenant
+	// "default"'s. Tenants scope the private-provider registry. Not allowed with NoAuth.
+	Tenants map[string]string
 	// Region and AccountID are the engine's pseudo parameters; engine defaults when empty.
 	Region, AccountID string
 	// PluginDirs are searched for Terraform provider plugins before the places terraform's
@@ -69,6 +74,7 @@ type App struct {
 	store     state.Store
 	reg       *provider.Registry
 	eng       *engine.Engine
+	fns       *function.Manager
 	api       *server.Server
 	servers   []*http.Server
 	listeners []net.Listener // closed by closeAll even if never served
@@ -120,8 +126,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		responseURL = a.tlsURL
 	}
 
+	if a.fns, err = newFunctions(cfg, store, a.caFile); err != nil {
+		return nil, err
+	}
 	cr := customresource.New(customresource.Config{Store: crStore{store}, Key: key, ResponseURL: responseURL,
-		Logger: cfg.Logger})
+		Functions: crInvoker{a.fns}, Logger: cfg.Logger})
 	a.reg = provider.NewRegistry()
 	for _, pattern := range []string{"Custom::*", "AWS::CloudFormation::CustomResource", "ALIYUN::ROS::CustomResource"} {
 		a.reg.Register(pattern, cr)
@@ -140,8 +149,10 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Token: a.token,
-		Logger: cfg.Logger, Metrics: metrics})
+	// The registry checks function URNs against --region only when one is given.
+	reg := registry.New(registry.Options{Store: store, Region: cfg.Region})
+	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Functions: function.Service{M: a.fns}, Token: a.token,
+		Tenants: cfg.Tenants, Registry: reg, Logger: cfg.Logger, Metrics: metrics})
 	a.serve(lns.http, nil)
 	if lns.tls != nil {
 		a.serve(lns.tls, lns.tlsConfig)
@@ -228,6 +239,9 @@ func (a *App) closeAll(ctx context.Context) error {
 		if err := a.eng.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if a.fns != nil {
+		_ = a.fns.Close() // kills the functions' processes; never fails
 	}
 	if a.reg != nil {
 		if err := a.reg.Close(); err != nil {

@@ -56,6 +56,8 @@ func (r *runner) rootCommand() *cobra.Command {
 	pf.StringArrayVar(&r.pluginDirs, "plugin-dir", nil, "directory of Terraform provider plugins, searched before terraform's CLI configuration (repeatable; env CAIRN_PLUGIN_DIR, colon-separated)")
 	root.AddCommand(r.deployCommand(), r.previewCommand(), r.deleteCommand(), r.importCommand(), r.stacksCommand(),
 		r.describeCommand(), r.eventsCommand(), r.outputsCommand(), r.validateCommand(), r.serverCommand())
+	root.AddCommand(r.functionCommand())
+	root.AddCommand(r.providerCommand())
 	return root
 }
 

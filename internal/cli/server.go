@@ -9,13 +9,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/app"
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // shutdownTimeout bounds the graceful stop of `cairn server`.
 const shutdownTimeout = 30 * time.Second
 
 func (r *runner) serverCommand() *cobra.Command {
-	var cfg app.Config
+	var (
+		cfg     app.Config
+		tenants string
+	)
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the cairn API until interrupted",
@@ -32,6 +36,7 @@ func (r *runner) serverCommand() *cobra.Command {
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM key file of --tls-cert (env CAIRN_TLS_KEY)")
 	f.StringVar(&cfg.TLSPublicURL, "tls-public-url", "", "base URL handlers use to reach the HTTPS listener (env CAIRN_TLS_PUBLIC_URL)")
 	f.BoolVar(&cfg.NoAuth, "no-auth", false, "serve without a token (loopback listeners only)")
+	f.StringVar(&tenants, "tenants", "", "file of \"TENANT TOKEN\" lines giving more tokens, each standing for a tenant of the private-provider registry (env CAIRN_TENANTS); the --token is tenant \"default\"")
 	f.StringVar(&cfg.Region, "region", "", "region pseudo parameter (env CAIRN_REGION)")
 	f.StringVar(&cfg.AccountID, "account-id", "", "account id pseudo parameter (env CAIRN_ACCOUNT_ID)")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
@@ -42,6 +47,15 @@ func (r *runner) serverCommand() *cobra.Command {
 		}
 		if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 			return usagef("--tls-cert and --tls-key go together")
+		}
+		if v := r.env.Getenv("CAIRN_TENANTS"); v != "" && !cmd.Flags().Changed("tenants") {
+			tenants = v
+		}
+		if tenants != "" {
+			var err error
+			if cfg.Tenants, err = tenant.ParseFile(tenants); err != nil {
+				return err
+			}
 		}
 		cfg.Dir = r.dir
 		cfg.PluginDirs = r.pluginDirs

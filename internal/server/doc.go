@@ -5,6 +5,12 @@
 //
 // The custom-resource response endpoint (PUT /v1/responses/...) is mounted from a handler the
 // caller supplies; it is served without bearer auth (its URL is pre-signed) and its query
-// string is never logged. The package imports api, engine (for its error types) and state
-// (for its sentinel errors), never cli or a storage backend.
+// string is never logged.
+//
+// Tokens stand for tenants (internal/tenant); the tenant of a request is in its context. The
+// private-provider registry (/v1/private-providers, registry.go) answers in Huawei RFS's
+// format, errors included, rather than api.Error.
+//
+// The package imports api, engine (for its error types), registry, tenant and state (for its
+// sentinel errors), never cli or a storage backend (its tests use state/sqlite).
 package server

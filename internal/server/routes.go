@@ -32,6 +32,8 @@ func (s *Server) routes() http.Handler {
 	api("GET", "/v1/stacks/{name}/outputs", s.outputs)
 	api("GET", "/v1/stacks/{name}/events", s.events)
 	api("GET", "/v1/operations/{id}", s.operation)
+	s.functionRoutes(api)
+	s.registryRoutes(mux)
 	if s.responses != nil {
 		// Signed URLs: no bearer auth. Every method, so that the handler (which takes PUT and
 		// POST) answers the others itself.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/registry"
 )
 
 // Engine is what the server needs of *engine.Engine. It is an interface so that tests can
@@ -50,8 +51,16 @@ type Config struct {
 	// Responses serves /v1/responses/... (the custom-resource response URLs, PUT). It gets
 	// every method, the request unchanged and no bearer auth. Nil: the route answers 404.
 	Responses http.Handler
-	// Token is the bearer token every /v1 route but /v1/responses/ requires. Empty: no auth.
+	// Functions serves /v1/functions/...; nil: those routes answer 404.
+	Functions Functions
+	// Token is the bearer token every /v1 route but /v1/responses/ requires; it is the token
+	// of tenant "default". Empty, and no Tenants: no auth, and every caller is "default".
 	Token string
+	// Tenants maps more tokens to the tenants they stand for (see internal/tenant). A token is
+	// sent as "Authorization: Bearer T" or "X-Auth-Token: T".
+	Tenants map[string]string
+	// Registry serves /v1/private-providers/...; nil: those routes answer 404.
+	Registry *registry.Service
 	// Logger receives the access log and the detail of internal errors. Nil: discard.
 	Logger *slog.Logger
 	// Metrics receives the request counters and latency histograms, and is served on
@@ -71,7 +80,9 @@ const (
 type Server struct {
 	eng       Engine
 	responses http.Handler
-	token     []byte
+	fns       Functions
+	tokens    []tenantToken // empty: no auth
+	reg       *registry.Service
 	log       *slog.Logger
 	metrics   *prometheus.Registry
 	m         *httpMetrics
@@ -85,11 +96,10 @@ func New(cfg Config) *Server {
 	if cfg.Engine == nil {
 		panic("server: Config.Engine is required")
 	}
-	s := &Server{eng: cfg.Engine, responses: cfg.Responses, log: cfg.Logger, metrics: cfg.Metrics,
+	s := &Server{eng: cfg.Engine, responses: cfg.Responses, fns: cfg.Functions, log: cfg.Logger, metrics: cfg.Metrics,
 		closing: make(chan struct{})}
-	if cfg.Token != "" {
-		s.token = []byte(cfg.Token)
-	}
+	s.tokens = tenantTokens(cfg.Token, cfg.Tenants)
+	s.reg = cfg.Registry
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

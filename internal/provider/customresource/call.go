@@ -61,6 +61,12 @@ func (p *Provider) run(ctx context.Context, c call) (outcome, error) {
 	if err != nil {
 		return failed("Invalid ServiceToken", err.Error()), nil
 	}
+	var fn Func
+	if tok.function != "" {
+		if fn, err = p.resolve(ctx, tok); err != nil {
+			return failed("Invalid ServiceToken", err.Error()), nil
+		}
+	}
 	timeout := timeoutFor(c, tok)
 	expires := p.now().Add(timeout)
 	if t := expires.Truncate(time.Second); t.Before(expires) {
@@ -94,7 +100,13 @@ func (p *Provider) run(ctx context.Context, c call) (outcome, error) {
 			return failed(fmt.Sprintf("The %s request %s was not sent before its deadline passed", c.kind, c.token),
 				"cairn stopped between storing and sending it; deploy again to send a new request"), nil
 		}
-		o, done, err := p.deliver(ctx, c, tok, stored, e)
+		deliver := p.deliver
+		if fn != nil {
+			deliver = func(ctx context.Context, c call, tok serviceToken, r Request, _ expectation) (outcome, bool, error) {
+				return p.invoke(ctx, c, fn, tok, r)
+			}
+		}
+		o, done, err := deliver(ctx, c, tok, stored, e)
 		if err != nil || done {
 			return o, err
 		}

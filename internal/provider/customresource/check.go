@@ -48,7 +48,7 @@ const (
 func isROS(r provider.Resource) bool { return r.Dialect == dialectROS }
 
 // Check validates the type name, ServiceToken and timeout; see docs/custom-resources.md.
-func (p *Provider) Check(_ context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
+func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
 	resp := provider.CheckResponse{Props: req.Props}
 	fail := func(prop, format string, args ...any) {
 		resp.Failures = append(resp.Failures, provider.CheckFailure{Property: prop, Reason: fmt.Sprintf(format, args...)})
@@ -73,6 +73,8 @@ func (p *Provider) Check(_ context.Context, req provider.CheckRequest) (provider
 		return resp, nil
 	}
 	if reason := checkServiceToken(props); reason != "" {
+		fail(propToken, "%s", reason)
+	} else if reason := p.checkFunctionToken(ctx, props); reason != "" {
 		fail(propToken, "%s", reason)
 	}
 	if !isROS(res) {

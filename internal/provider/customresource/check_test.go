@@ -29,11 +29,12 @@ func TestParseToken(t *testing.T) {
 		"WebUnclosed":       {token: "web[sync:http://h", err: "not closed"},
 		"WebNotHTTP":        {token: "web:ftp://h", err: "http:// or https://"},
 		"NoHost":            {token: "https://", err: "not a valid absolute URL"},
-		"Lambda":            {token: "arn:aws:lambda:us-east-1:123456789012:function:f", err: "a Lambda function ARN; function and topic tokens"},
-		"LambdaChina":       {token: "arn:aws-cn:lambda:cn-north-1:123456789012:function:f", err: "not supported yet"},
-		"SNS":               {token: "arn:aws:sns:us-east-1:123456789012:topic", err: "an SNS topic ARN"},
-		"FunctionCompute2":  {token: "acs:fc:cn-hangzhou:123:services/s/functions/f", err: "Function Compute"},
-		"FunctionCompute3":  {token: "acs:fc:cn-hangzhou:123:functions/f", err: "a later release adds functions"},
+		"Lambda":            {token: "arn:aws:lambda:us-east-1:123456789012:function:f", want: serviceToken{function: "arn:aws:lambda:us-east-1:123456789012:function:f"}},
+		"LambdaChina":       {token: "arn:aws-cn:lambda:cn-north-1:123456789012:function:f", want: serviceToken{function: "arn:aws-cn:lambda:cn-north-1:123456789012:function:f"}},
+		"SNS":               {token: "arn:aws:sns:us-east-1:123456789012:topic", err: "an SNS topic ARN; topic and queue tokens"},
+		"FunctionCompute2":  {token: "acs:fc:cn-hangzhou:123:services/s/functions/f", want: serviceToken{function: "acs:fc:cn-hangzhou:123:services/s/functions/f"}},
+		"FunctionCompute3":  {token: "acs:fc:cn-hangzhou:123:functions/f", want: serviceToken{function: "acs:fc:cn-hangzhou:123:functions/f"}},
+		"FunctionGraph":     {token: "urn:fss:cn-north-4:p:function:default:f:latest", want: serviceToken{function: "urn:fss:cn-north-4:p:function:default:f:latest"}},
 		"MNSQueue":          {token: "acs:mns:cn-hangzhou:123:queues/q", err: "MNS"},
 		"MNSTopic":          {token: "acs:mns:cn-hangzhou:123:topics/t", err: "supported forms are"},
 		"Unrecognised":      {token: "sqs://q", err: "not a form cairn recognises"},
@@ -96,11 +97,22 @@ func TestCheck(t *testing.T) {
 			want: []provider.CheckFailure{{Property: "ServiceToken", Reason: "ServiceToken must be a string"}},
 		},
 		"LambdaToken": {
-			reason: "Function tokens are refused with the supported forms listed.",
+			reason: "A Lambda ARN naming a registered function is fine.",
 			res:    cfnResource, props: tokenProps("arn:aws:lambda:us-east-1:1:function:f", nil),
-			want: []provider.CheckFailure{{Property: "ServiceToken", Reason: "ServiceToken is a Lambda function ARN; function and topic tokens " +
-				"(Lambda, SNS, Function Compute, MNS) are not supported yet, a later release adds functions; supported forms are an " +
-				"http:// or https:// URL, web:URL, web[sync]:URL, web[idempotent]:URL and web[sync,idempotent]:URL"}},
+		},
+		"UnknownFunction": {
+			reason: "A function token naming no registered function lists the registered ones.",
+			res:    cfnResource, props: tokenProps("arn:aws:lambda:us-east-1:1:function:nope", nil),
+			want: []provider.CheckFailure{{Property: "ServiceToken", Reason: "ServiceToken is a Lambda function ARN that cairn " +
+				"cannot use: function \"nope\" is not registered; registered functions: f"}},
+		},
+		"SNSToken": {
+			reason: "Topic tokens are refused with the supported forms listed.",
+			res:    cfnResource, props: tokenProps("arn:aws:sns:us-east-1:1:t", nil),
+			want: []provider.CheckFailure{{Property: "ServiceToken", Reason: "ServiceToken is an SNS topic ARN; topic and queue tokens " +
+				"(SNS, MNS) are not supported; point the ServiceToken at a cairn function instead; supported forms are a cairn " +
+				"function's Lambda ARN, Function Compute token or FunctionGraph URN, an http:// or https:// URL, web:URL, " +
+				"web[sync]:URL, web[idempotent]:URL and web[sync,idempotent]:URL"}},
 		},
 		"ServiceTimeoutRange": {
 			reason: "ServiceTimeout is 1 to 3600.",
@@ -169,14 +181,17 @@ func TestCheck(t *testing.T) {
 			want: []provider.CheckFailure{{Property: "Parameters", Reason: "Parameters must be a map"}},
 		},
 		"ROSFunctionCompute": {
-			reason: "FC tokens are not supported yet.",
+			reason: "FC tokens resolve through the registered functions.",
 			res:    rosResource, props: tokenProps("acs:fc:cn-hangzhou:1:functions/f", nil),
-			want: []provider.CheckFailure{{Property: "ServiceToken", Reason: "ServiceToken is a Function Compute function; function and topic tokens " +
-				"(Lambda, SNS, Function Compute, MNS) are not supported yet, a later release adds functions; supported forms are an " +
-				"http:// or https:// URL, web:URL, web[sync]:URL, web[idempotent]:URL and web[sync,idempotent]:URL"}},
+		},
+		"ROSFunctionComputeMalformed": {
+			reason: "A malformed FC token says why.",
+			res:    rosResource, props: tokenProps("acs:fc:cn-hangzhou:1:services/s", nil),
+			want: []provider.CheckFailure{{Property: "ServiceToken", Reason: "ServiceToken is a Function Compute function that " +
+				"cairn cannot use: malformed"}},
 		},
 	}
-	p := New(Config{Store: newMemStore(), Key: []byte("k")})
+	p := New(Config{Store: newMemStore(), Key: []byte("k"), Functions: fakeInvoker{"f": nil}})
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			resp, err := p.Check(context.Background(), provider.CheckRequest{Resource: tc.res, Props: tc.props})

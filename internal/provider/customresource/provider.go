@@ -27,6 +27,9 @@ type Config struct {
 	// and idle timeouts; each delivery is bounded by its own context deadline.
 	Client *http.Client
 	Now    func() time.Time // default time.Now
+	// Functions resolves function tokens (Lambda ARNs, Function Compute tokens, FunctionGraph
+	// URNs); nil: such tokens are refused.
+	Functions Invoker
 	// Logger may be nil. Nothing logged holds a ResponseURL's query, a request body or a
 	// secret value.
 	Logger *slog.Logger
@@ -36,18 +39,20 @@ type Config struct {
 type Provider struct {
 	provider.Unimplemented
 
-	store  Store
-	key    []byte
-	base   string
-	client *http.Client
-	now    func() time.Time
-	log    *slog.Logger
+	store     Store
+	functions Invoker
+	key       []byte
+	base      string
+	client    *http.Client
+	now       func() time.Time
+	log       *slog.Logger
 
 	// Tunables, fixed after New; tests shorten them.
 	poll       time.Duration // first store re-check interval while waiting (doubles up to maxPoll)
 	maxPoll    time.Duration
 	backoff    time.Duration // first delay between delivery retries (doubles)
 	sendWithin time.Duration // bound on an async delivery (POST until its answer)
+	endedGrace time.Duration // wait for a response after a function returned without one
 
 	mu      sync.Mutex
 	waiters map[string]map[chan notice]struct{} // request id -> waiting calls
@@ -68,6 +73,7 @@ type notice struct {
 func New(cfg Config) *Provider {
 	p := &Provider{
 		store:      cfg.Store,
+		functions:  cfg.Functions,
 		key:        cfg.Key,
 		base:       strings.TrimRight(cfg.ResponseURL, "/"),
 		client:     cfg.Client,
@@ -77,6 +83,7 @@ func New(cfg Config) *Provider {
 		maxPoll:    15 * time.Second,
 		backoff:    time.Second,
 		sendWithin: 30 * time.Second,
+		endedGrace: 10 * time.Second,
 		waiters:    map[string]map[chan notice]struct{}{},
 		closed:     make(chan struct{}),
 	}

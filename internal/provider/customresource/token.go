@@ -12,11 +12,12 @@ type serviceToken struct {
 	web        bool   // ROS web[...]: form (as opposed to a bare http(s) URL)
 	sync       bool   // the POST's HTTP response is the response object
 	idempotent bool   // Create may be retried on transport errors and 5xx
+	function   string // a function token (Lambda ARN, FC token, FunctionGraph URN): delivered by invoking it
 }
 
 // supportedForms lists the token forms for messages.
-const supportedForms = "supported forms are an http:// or https:// URL, web:URL, web[sync]:URL, " +
-	"web[idempotent]:URL and web[sync,idempotent]:URL"
+const supportedForms = "supported forms are a cairn function's Lambda ARN, Function Compute token or " +
+	"FunctionGraph URN, an http:// or https:// URL, web:URL, web[sync]:URL, web[idempotent]:URL and web[sync,idempotent]:URL"
 
 // parseToken parses a ServiceToken; the error is a user-facing reason. It never quotes the
 // token: a URL may carry credentials.
@@ -33,8 +34,11 @@ func parseToken(s string) (serviceToken, error) {
 		return parseWebToken(s)
 	}
 	if kind := functionOrTopic(s); kind != "" {
-		return serviceToken{}, fmt.Errorf("ServiceToken is %s; function and topic tokens (Lambda, SNS, "+
-			"Function Compute, MNS) are not supported yet, a later release adds functions; %s", kind, supportedForms)
+		if isFunctionToken(s) {
+			return serviceToken{function: s}, nil
+		}
+		return serviceToken{}, fmt.Errorf("ServiceToken is %s; topic and queue tokens (SNS, MNS) are not "+
+			"supported; point the ServiceToken at a cairn function instead; %s", kind, supportedForms)
 	}
 	return serviceToken{}, fmt.Errorf("ServiceToken is not a form cairn recognises; %s", supportedForms)
 }
@@ -57,6 +61,8 @@ func functionOrTopic(s string) string {
 	switch {
 	case strings.HasPrefix(s, "acs:fc:"):
 		return "a Function Compute function"
+	case strings.HasPrefix(s, "urn:fss:"):
+		return "a FunctionGraph function"
 	case strings.HasPrefix(s, "acs:mns:"):
 		return "an MNS queue or topic"
 	}
@@ -105,8 +111,21 @@ func checkURL(s string) error {
 	return nil
 }
 
+// isFunctionToken reports whether s is a Lambda function ARN, a Function Compute token or a
+// FunctionGraph URN (what functionOrTopic names, but topics and queues).
+func isFunctionToken(s string) bool {
+	switch functionOrTopic(s) {
+	case "a Lambda function ARN", "a Function Compute function", "a FunctionGraph function":
+		return true
+	}
+	return false
+}
+
 // kind describes the token for logs without its path or query (which may hold credentials).
 func (t serviceToken) kind() string {
+	if t.function != "" {
+		return "function " + t.function
+	}
 	u, err := url.Parse(t.url)
 	if err != nil {
 		return "url"

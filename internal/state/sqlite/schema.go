@@ -102,4 +102,46 @@ ALTER TABLE resources ADD COLUMN private BLOB;
 ALTER TABLE resources ADD COLUMN provider TEXT NOT NULL DEFAULT '';
 ALTER TABLE stacks ADD COLUMN template BLOB;
 `,
+	// 4: the private-provider registry (internal/registry). seq orders rows created in the same
+	// millisecond; versions go with their provider (DeletePrivateProvider also deletes them).
+	`
+CREATE TABLE private_providers (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	tenant TEXT NOT NULL,
+	id TEXT NOT NULL UNIQUE,
+	name TEXT NOT NULL,
+	description TEXT NOT NULL,
+	agency_urn TEXT NOT NULL,
+	agency_name TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	UNIQUE (tenant, name)
+);
+CREATE INDEX private_providers_by_time ON private_providers (tenant, created_at, seq);
+CREATE TABLE private_provider_versions (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	tenant TEXT NOT NULL,
+	provider_id TEXT NOT NULL REFERENCES private_providers (id) ON DELETE CASCADE,
+	version TEXT NOT NULL,
+	description TEXT NOT NULL,
+	function_urn TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	UNIQUE (provider_id, version)
+);
+CREATE INDEX private_provider_versions_by_time ON private_provider_versions (provider_id, created_at, seq);
+`,
+	// 5: functions (internal/function): definitions; code lives in the data directory.
+	`
+CREATE TABLE functions (
+	name TEXT PRIMARY KEY,
+	kind TEXT NOT NULL,
+	url TEXT NOT NULL,
+	handler TEXT NOT NULL,
+	code_dir TEXT NOT NULL,
+	timeout_ms INTEGER NOT NULL,
+	memory_mb INTEGER NOT NULL,
+	concurrency INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+);
+`,
 }

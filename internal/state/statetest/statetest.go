@@ -1,5 +1,6 @@
 // Package statetest is the conformance suite of state.Store. Every backend runs it in one
-// line, statetest.Run(t, open), and must pass it under go test -race. The suite is the
+// line, statetest.Run(t, open), and must pass it under go test -race. Backends that keep the
+// private-provider registry also run statetest.RunRegistry. The suite is the
 // specification where state.go leaves room: read the test of a method before changing it.
 // It imports only state and go-cmp.
 package statetest

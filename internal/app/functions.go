@@ -1,0 +1,99 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/cairn-dev/cairn/internal/function"
+	"github.com/cairn-dev/cairn/internal/provider/customresource"
+	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/state/sqlite"
+)
+
+// newFunctions starts the function manager on the state store, with code and logs in
+// Dir/functions. Processes trust cairn's own CA (caFile) when TLS uses it.
+func newFunctions(cfg Config, store *sqlite.Store, caFile string) (*function.Manager, error) {
+	var env []string
+	if caFile != "" {
+		env = append(env, "NODE_EXTRA_CA_CERTS="+caFile, "SSL_CERT_FILE="+caFile)
+	}
+	m, err := function.New(function.Config{Store: fnStore{store}, Dir: filepath.Join(cfg.Dir, "functions"),
+		Region: cfg.Region, AccountID: cfg.AccountID, Env: env})
+	if err != nil {
+		return nil, fmt.Errorf("cannot start functions: %w", err)
+	}
+	return m, nil
+}
+
+// fnStore adapts state.Functions to function.Store.
+type fnStore struct{ s state.Functions }
+
+var _ function.Store = fnStore{}
+
+func (f fnStore) PutFunction(ctx context.Context, d function.Definition) error {
+	err := f.s.PutFunction(ctx, state.Function{Name: d.Name, Kind: string(d.Kind), URL: d.URL, Handler: d.Handler,
+		CodeDir: d.CodeDir, Timeout: d.Timeout, MemoryMB: d.MemoryMB, Concurrency: d.Concurrency, CreatedAt: d.CreatedAt})
+	if errors.Is(err, state.ErrFunctionExists) {
+		return fmt.Errorf("%w: %s", function.ErrExists, d.Name)
+	}
+	return err
+}
+
+func (f fnStore) GetFunction(ctx context.Context, name string) (function.Definition, error) {
+	got, err := f.s.GetFunction(ctx, name)
+	if errors.Is(err, state.ErrNotFound) {
+		return function.Definition{}, fmt.Errorf("%w: %s", function.ErrNotFound, name)
+	}
+	return definition(got), err
+}
+
+func (f fnStore) ListFunctions(ctx context.Context) ([]function.Definition, error) {
+	all, err := f.s.ListFunctions(ctx)
+	out := make([]function.Definition, 0, len(all))
+	for _, g := range all {
+		out = append(out, definition(g))
+	}
+	return out, err
+}
+
+func (f fnStore) DeleteFunction(ctx context.Context, name string) error {
+	err := f.s.DeleteFunction(ctx, name)
+	if errors.Is(err, state.ErrNotFound) {
+		return fmt.Errorf("%w: %s", function.ErrNotFound, name)
+	}
+	return err
+}
+
+func definition(f state.Function) function.Definition {
+	return function.Definition{Name: f.Name, Kind: function.Kind(f.Kind), URL: f.URL, Handler: f.Handler, CodeDir: f.CodeDir,
+		Timeout: f.Timeout, MemoryMB: f.MemoryMB, Concurrency: f.Concurrency, CreatedAt: f.CreatedAt}
+}
+
+// crInvoker lets the custom-resource provider deliver requests to functions.
+type crInvoker struct{ m *function.Manager }
+
+var _ customresource.Invoker = crInvoker{}
+
+func (c crInvoker) Resolve(ctx context.Context, token string) (customresource.Func, error) {
+	d, err := c.m.Resolve(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return crFunc{m: c.m, name: d.Name}, nil
+}
+
+type crFunc struct {
+	m    *function.Manager
+	name string
+}
+
+func (f crFunc) InvokeAsync(ctx context.Context, payload []byte, ended func(error)) error {
+	var done func(function.Result)
+	if ended != nil {
+		done = func(r function.Result) { ended(r.Err()) }
+	}
+	_, err := f.m.InvokeAsync(ctx, f.name, payload, done)
+	return err
+}

@@ -1,0 +1,315 @@
+package function
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Store keeps function definitions (state.Functions through an adapter in app).
+type Store interface {
+	// PutFunction inserts d, or returns an error wrapping ErrExists.
+	PutFunction(ctx context.Context, d Definition) error
+	// GetFunction returns the function called name, or an error wrapping ErrNotFound.
+	GetFunction(ctx context.Context, name string) (Definition, error)
+	ListFunctions(ctx context.Context) ([]Definition, error)
+	// DeleteFunction removes name, or returns an error wrapping ErrNotFound.
+	DeleteFunction(ctx context.Context, name string) error
+}
+
+// Config configures a Manager. Store and Dir are required.
+type Config struct {
+	Store Store
+	// Dir holds the functions' code (Dir/code/NAME-ID), logs (Dir/logs) and cairn's runtime
+	// files (Dir/runtime).
+	Dir string
+	// Region and AccountID make the ARN a function is invoked as; default us-east-1 and
+	// 123456789012, as the engine's.
+	Region, AccountID string
+	// Env is added to every process's environment (such as NODE_EXTRA_CA_CERTS and
+	// SSL_CERT_FILE, so handlers trust cairn's CA). Processes inherit nothing else but PATH.
+	Env []string
+	// Client POSTs to url functions; default: a client with dial and TLS timeouts (each
+	// invocation is bounded by the function's timeout).
+	Client *http.Client
+	// Node is the node executable of the nodejs runtime; default "node" on PATH.
+	Node string
+}
+
+// maxQueued bounds asynchronous invocations waiting or running, over every function.
+const maxQueued = 1000
+
+// Manager creates, stores, resolves and invokes functions. It is safe for concurrent use.
+type Manager struct {
+	cfg   Config
+	store Store
+	logs  *logbook
+
+	ctx    context.Context // async invocations; cancelled by Close
+	cancel context.CancelFunc
+	async  sync.WaitGroup
+
+	mu      sync.Mutex
+	pools   map[string]*pool
+	queued  int
+	closed  bool
+	nodeRun string // the bootstrap file, written at first use
+}
+
+// New returns a Manager for cfg.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.AccountID == "" {
+		cfg.AccountID = "123456789012"
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment,
+			TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}}
+	}
+	dir, err := filepath.Abs(cfg.Dir) // processes run in their code directory
+	if err != nil {
+		return nil, fmt.Errorf("cannot find the functions directory: %w", err)
+	}
+	cfg.Dir = dir
+	for _, d := range []string{"code", "logs", "runtime"} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("cannot create the functions directory: %w", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{cfg: cfg, store: cfg.Store, logs: &logbook{dir: filepath.Join(cfg.Dir, "logs"), now: time.Now},
+		ctx: ctx, cancel: cancel, pools: map[string]*pool{}}, nil
+}
+
+// Create checks d, copies its code (a zip archive, see ZipDir) into the data directory, and
+// stores it. A url function takes no code.
+func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Definition, error) {
+	d, err := d.withDefaults()
+	if err != nil {
+		return Definition{}, err
+	}
+	if d.Kind == KindURL && len(code) > 0 {
+		return Definition{}, invalidf("a url function takes no code")
+	}
+	if d.Kind != KindURL {
+		if len(code) == 0 {
+			return Definition{}, invalidf("a %s function needs code (a directory)", d.Kind)
+		}
+		dir := filepath.Join(m.cfg.Dir, "code", d.Name+"-"+newRequestID()[:8])
+		if err := unzip(code, dir); err != nil {
+			_ = os.RemoveAll(dir)
+			return Definition{}, err
+		}
+		d.CodeDir = dir
+		if err := checkEntrypoint(d); err != nil {
+			_ = os.RemoveAll(dir)
+			return Definition{}, err
+		}
+	}
+	d.CreatedAt = time.Now().UTC().Truncate(time.Millisecond)
+	if err := m.store.PutFunction(ctx, d); err != nil {
+		if d.CodeDir != "" {
+			_ = os.RemoveAll(d.CodeDir)
+		}
+		return Definition{}, err
+	}
+	m.logs.remove(d.Name) // an earlier function of that name
+	return d, nil
+}
+
+// Get returns the function called name.
+func (m *Manager) Get(ctx context.Context, name string) (Definition, error) {
+	return m.store.GetFunction(ctx, name)
+}
+
+// List returns every function, by name.
+func (m *Manager) List(ctx context.Context) ([]Definition, error) {
+	ds, err := m.store.ListFunctions(ctx)
+	slices.SortFunc(ds, func(a, b Definition) int { return strings.Compare(a.Name, b.Name) })
+	return ds, err
+}
+
+// Delete removes a function, stops its processes and removes its code and logs.
+func (m *Manager) Delete(ctx context.Context, name string) error {
+	d, err := m.store.GetFunction(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := m.store.DeleteFunction(ctx, name); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	p := m.pools[name]
+	delete(m.pools, name)
+	m.mu.Unlock()
+	if p != nil {
+		p.close()
+	}
+	if d.CodeDir != "" && strings.HasPrefix(d.CodeDir, filepath.Join(m.cfg.Dir, "code")+string(filepath.Separator)) {
+		_ = os.RemoveAll(d.CodeDir)
+	}
+	m.logs.remove(name)
+	return nil
+}
+
+// UnknownError is a token naming no registered function.
+type UnknownError struct {
+	Name       string
+	Registered []string
+}
+
+func (e *UnknownError) Error() string {
+	if len(e.Registered) == 0 {
+		return fmt.Sprintf("function %q is not registered, and no function is; create it with `cairn function create %s ...`",
+			e.Name, e.Name)
+	}
+	return fmt.Sprintf("function %q is not registered; registered functions: %s", e.Name, strings.Join(e.Registered, ", "))
+}
+
+// Resolve returns the function a token (Lambda ARN, Function Compute token, FunctionGraph
+// URN or bare name) names: an *InvalidError for a malformed token, an *UnknownError listing
+// the registered functions for an unknown name.
+func (m *Manager) Resolve(ctx context.Context, token string) (Definition, error) {
+	name, err := ParseName(token)
+	if err != nil {
+		return Definition{}, &InvalidError{Msg: err.Error()}
+	}
+	d, err := m.store.GetFunction(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		all, lerr := m.List(ctx)
+		if lerr != nil {
+			return Definition{}, lerr
+		}
+		ue := &UnknownError{Name: name}
+		for _, f := range all {
+			ue.Registered = append(ue.Registered, f.Name)
+		}
+		return Definition{}, ue
+	}
+	return d, err
+}
+
+// Invoke runs the function synchronously and returns its result (RequestResponse). The error
+// reports that no invocation happened (no such function, a bad payload, ctx ended, closed);
+// a failed invocation is Result.Error.
+func (m *Manager) Invoke(ctx context.Context, name string, payload []byte) (Result, error) {
+	p, inv, err := m.prepare(ctx, name, payload)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.invoke(ctx, inv)
+}
+
+// InvokeAsync queues an invocation (Lambda's Event type) and returns its request id once it
+// is accepted; done, when not nil, gets the result when the invocation has ended.
+func (m *Manager) InvokeAsync(ctx context.Context, name string, payload []byte, done func(Result)) (string, error) {
+	p, inv, err := m.prepare(ctx, name, payload)
+	if err != nil {
+		return "", err
+	}
+	m.mu.Lock()
+	if m.queued >= maxQueued {
+		m.mu.Unlock()
+		return "", fmt.Errorf("cannot queue an invocation of %s: %d invocations are queued already", name, maxQueued)
+	}
+	m.queued++
+	m.async.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.async.Done()
+		r, err := p.invoke(m.ctx, inv)
+		m.mu.Lock()
+		m.queued--
+		m.mu.Unlock()
+		if err != nil {
+			fe := &FuncError{Type: "Cairn.Stopped", Message: "the invocation did not complete: " + err.Error()}
+			r = Result{RequestID: inv.id, Payload: marshalError(fe), Error: fe}
+		}
+		if done != nil {
+			done(r)
+		}
+	}()
+	return inv.id, nil
+}
+
+func (m *Manager) prepare(ctx context.Context, name string, payload []byte) (*pool, *invocation, error) {
+	if len(payload) == 0 {
+		payload = []byte("{}")
+	}
+	if len(payload) > MaxPayloadBytes {
+		return nil, nil, invalidf("the payload is %d bytes; the limit is %d", len(payload), MaxPayloadBytes)
+	}
+	if !json.Valid(payload) {
+		return nil, nil, invalidf("the payload is not valid JSON")
+	}
+	d, err := m.store.GetFunction(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := m.pool(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, newInvocation(payload, d.ARN(m.cfg.Region, m.cfg.AccountID)), nil
+}
+
+// pool returns d's pool, replacing one made for an older definition of the same name.
+func (m *Manager) pool(d Definition) (*pool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	p := m.pools[d.Name]
+	if p != nil && p.def == d {
+		return p, nil
+	}
+	if p != nil {
+		go p.close()
+	}
+	p = newPool(m, d)
+	m.pools[d.Name] = p
+	return p, nil
+}
+
+// Logs returns the captured logs of a function, of one request when requestID is set, the
+// last limit entries when limit > 0.
+func (m *Manager) Logs(ctx context.Context, name, requestID string, limit int) ([]LogEntry, error) {
+	if _, err := m.store.GetFunction(ctx, name); err != nil {
+		return nil, err
+	}
+	return m.logs.read(name, requestID, limit)
+}
+
+// Close kills every process and fails the invocations in progress. It does not close the
+// Store.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	pools := m.pools
+	m.pools = map[string]*pool{}
+	m.mu.Unlock()
+	m.cancel()
+	var wg sync.WaitGroup
+	for _, p := range pools {
+		wg.Go(p.close)
+	}
+	wg.Wait()
+	done := make(chan struct{})
+	go func() { m.async.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package function
+
+const raceEnabled = false

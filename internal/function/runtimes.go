@@ -1,0 +1,143 @@
+package function
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// bootstrapJS is cairn's Node.js runtime: it speaks the Runtime API, loads the handler's
+// module and calls it with the event and a Lambda context.
+//
+//go:embed bootstrap.js
+var bootstrapJS []byte
+
+// command is the program and arguments that run d.
+func (m *Manager) command(d Definition) (string, []string, error) {
+	switch d.Kind {
+	case KindProvided:
+		p := filepath.Join(d.CodeDir, "bootstrap")
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+			return "", nil, errors.New("the code has no executable file named bootstrap at its top level")
+		}
+		return p, nil, nil
+	case KindNodejs:
+		node, err := m.node()
+		if err != nil {
+			return "", nil, err
+		}
+		js, err := m.nodeBootstrap()
+		if err != nil {
+			return "", nil, err
+		}
+		// V8's old generation is most of a handler's heap; node's own overhead comes on top.
+		return node, []string{"--max-old-space-size=" + strconv.Itoa(d.MemoryMB), js}, nil
+	}
+	return "", nil, fmt.Errorf("a %s function runs no process", d.Kind)
+}
+
+func (m *Manager) node() (string, error) {
+	name := m.cfg.Node
+	if name == "" {
+		name = "node"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("the nodejs runtime needs node (20 or later) on PATH: %w", err)
+	}
+	return p, nil
+}
+
+// nodeBootstrap writes bootstrap.js into Dir/runtime once per content and returns its path.
+func (m *Manager) nodeBootstrap() (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.nodeRun != "" {
+		return m.nodeRun, nil
+	}
+	sum := sha256.Sum256(bootstrapJS)
+	p := filepath.Join(m.cfg.Dir, "runtime", "nodejs-bootstrap-"+hex.EncodeToString(sum[:6])+".js")
+	if _, err := os.Stat(p); err != nil {
+		tmp := p + ".tmp" + newRequestID()[:8]
+		if err := os.WriteFile(tmp, bootstrapJS, 0o600); err != nil {
+			return "", fmt.Errorf("cannot write the nodejs bootstrap: %w", err)
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			return "", fmt.Errorf("cannot write the nodejs bootstrap: %w", err)
+		}
+	}
+	m.nodeRun = p
+	return p, nil
+}
+
+// checkEntrypoint refuses code that cannot run: no executable bootstrap (provided), no
+// handler module (nodejs).
+func checkEntrypoint(d Definition) error {
+	switch d.Kind {
+	case KindProvided:
+		st, err := os.Stat(filepath.Join(d.CodeDir, "bootstrap"))
+		if err != nil || !st.Mode().IsRegular() {
+			return invalidf("a provided function's code needs a file named bootstrap at its top level")
+		}
+		if st.Mode().Perm()&0o111 == 0 {
+			return invalidf("the bootstrap file is not executable (chmod +x bootstrap)")
+		}
+	case KindNodejs:
+		mod := handlerModule(d.Handler)
+		for _, ext := range []string{".js", ".mjs", ".cjs", "/index.js", "/index.mjs"} {
+			if st, err := os.Stat(filepath.Join(d.CodeDir, filepath.FromSlash(mod+ext))); err == nil && st.Mode().IsRegular() {
+				return nil
+			}
+		}
+		return invalidf("handler %q needs the module %s.js (or .mjs, .cjs) in the code directory", d.Handler, mod)
+	}
+	return nil
+}
+
+// handlerModule is the module part of a nodejs handler: "src/index.handler" -> "src/index".
+func handlerModule(h string) string {
+	dir, base := path.Split(h)
+	mod, _, _ := strings.Cut(base, ".")
+	return dir + mod
+}
+
+// environ is the environment of a process of d: Lambda's variables, PATH, and Config.Env.
+func (m *Manager) environ(d Definition, runtimeAPI, stream string) []string {
+	pathEnv := os.Getenv("PATH")
+	if pathEnv == "" {
+		pathEnv = "/usr/local/bin:/usr/bin:/bin"
+	}
+	execEnv := "AWS_Lambda_provided.al2023"
+	if d.Kind == KindNodejs {
+		execEnv = "AWS_Lambda_nodejs20.x"
+	}
+	env := []string{
+		"PATH=" + pathEnv,
+		"AWS_LAMBDA_RUNTIME_API=" + runtimeAPI,
+		"_HANDLER=" + d.Handler,
+		"AWS_LAMBDA_FUNCTION_NAME=" + d.Name,
+		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(d.MemoryMB),
+		"AWS_LAMBDA_FUNCTION_TIMEOUT=" + strconv.Itoa(int(d.Timeout.Seconds())),
+		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/" + d.Name,
+		"AWS_LAMBDA_LOG_STREAM_NAME=" + stream,
+		"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
+		"AWS_EXECUTION_ENV=" + execEnv,
+		"AWS_REGION=" + m.cfg.Region,
+		"AWS_DEFAULT_REGION=" + m.cfg.Region,
+		"LAMBDA_TASK_ROOT=" + d.CodeDir,
+		"LAMBDA_RUNTIME_DIR=" + filepath.Join(m.cfg.Dir, "runtime"),
+		"TZ=:UTC",
+		"LANG=en_US.UTF-8",
+	}
+	return append(env, m.cfg.Env...)
+}

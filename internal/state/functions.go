@@ -1,0 +1,37 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Function is a stored function definition (see internal/function). CodeDir is the copy of
+// its code in cairn's data directory.
+type Function struct {
+	Name        string
+	Kind        string // url, provided or nodejs
+	URL         string
+	Handler     string
+	CodeDir     string
+	Timeout     time.Duration
+	MemoryMB    int
+	Concurrency int
+	CreatedAt   time.Time
+}
+
+// ErrFunctionExists is returned by PutFunction when the name is taken.
+var ErrFunctionExists = errors.New("function exists")
+
+// Functions stores function definitions. It is not part of Store: backends that keep
+// functions implement it besides.
+type Functions interface {
+	// PutFunction inserts f, or returns an error wrapping ErrFunctionExists.
+	PutFunction(ctx context.Context, f Function) error
+	// GetFunction returns the function called name, or an error wrapping ErrNotFound.
+	GetFunction(ctx context.Context, name string) (Function, error)
+	// ListFunctions returns every function, by name.
+	ListFunctions(ctx context.Context) ([]Function, error)
+	// DeleteFunction removes the function called name, or returns an error wrapping ErrNotFound.
+	DeleteFunction(ctx context.Context, name string) error
+}
