@@ -135,10 +135,13 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	for _, pattern := range []string{"Custom::*", "AWS::CloudFormation::CustomResource", "ALIYUN::ROS::CustomResource"} {
 		a.reg.Register(pattern, cr)
 	}
+	// The registry checks function URNs against --region only when one is given.
+	reg := registry.New(registry.Options{Store: store, Region: cfg.Region})
 	plugins, err := newPlugins(cfg.PluginDirs, a.log)
 	if err != nil {
 		return nil, err
 	}
+	plugins.private = privateProviders{reg: reg, fns: a.fns}
 	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the engine: %w", err)
@@ -149,8 +152,6 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	// The registry checks function URNs against --region only when one is given.
-	reg := registry.New(registry.Options{Store: store, Region: cfg.Region})
 	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Functions: function.Service{M: a.fns}, Token: a.token,
 		Tenants: cfg.Tenants, Registry: reg, Logger: cfg.Logger, Metrics: metrics})
 	a.serve(lns.http, nil)

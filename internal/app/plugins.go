@@ -22,8 +22,9 @@ func Cleanup() { tfplugin.CleanupClients() }
 // plugins serves the engine's Terraform providers from the places terraform users keep them:
 // cairn's --plugin-dir first, then what terraform's CLI configuration names.
 type plugins struct {
-	inst *tfinstall.Installer
-	log  *slog.Logger
+	inst    *tfinstall.Installer
+	log     *slog.Logger
+	private privateProviders
 }
 
 var _ engine.Plugins = (*plugins)(nil)
@@ -47,6 +48,10 @@ func (p *plugins) Resolve(ctx context.Context, reqs []*template.ProviderRequirem
 		}
 		lock = l
 	}
+	private, reqs, pdiags := p.private.resolve(ctx, reqs, p.log)
+	if diags = diags.Append(pdiags); diags.HasErrors() {
+		return nil, nil, diags
+	}
 	var treqs []tfinstall.Requirement
 	ranges := map[addr.Provider]diag.Range{}
 	for _, r := range reqs {
@@ -67,9 +72,12 @@ func (p *plugins) Resolve(ctx context.Context, reqs []*template.ProviderRequirem
 		}
 		return nil, nil, diags.Append(diag.Errorf(rng, "", "Failed to query available provider packages: %s", err))
 	}
-	out := make(map[string]engine.Plugin, len(pkgs))
+	out := private // private providers pin exact versions in the template: they stay out of the lock
 	for src, pkg := range pkgs {
 		out[src.String()] = plugin{pkg: pkg, log: p.log}
+	}
+	if len(pkgs) == 0 && lockSrc == nil {
+		return out, nil, diags // nothing to lock: no lock file, as terraform writes none
 	}
 	return out, newLock.Bytes(), diags
 }

@@ -23,7 +23,7 @@ func (r *runner) providerCommand() *cobra.Command {
 	version.AddCommand(r.providerVersionCreateCommand(), r.providerVersionListCommand(),
 		r.providerVersionShowCommand(), r.providerVersionDeleteCommand())
 	cmd.AddCommand(r.providerCreateCommand(), r.providerListCommand(), r.providerShowCommand(),
-		r.providerUpdateCommand(), r.providerDeleteCommand(), version)
+		r.providerUpdateCommand(), r.providerDeleteCommand(), version, r.providerServeCommand())
 	return cmd
 }
 

@@ -78,7 +78,7 @@ func launch(name, executable string, log *slog.Logger, versions ...int) (*proces
 		cmd.Env = quietSDK(os.Environ())
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: handshake,
+		HandshakeConfig:  handshake,
 		VersionedPlugins: plugins,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Managed:          true,

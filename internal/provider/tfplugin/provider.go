@@ -98,6 +98,13 @@ func NewFromConn(conn grpc.ClientConnInterface, protocolVersion int, opts Option
 		proto: pc, sem: make(chan struct{}, 1)}, nil
 }
 
+// NewV5 is NewFromConn for protocol 5, which cannot fail: the protocol of an RFS private
+// provider's HTTP function.
+func NewV5(conn grpc.ClientConnInterface, opts Options) *Provider {
+	return &Provider{name: opts.Name, log: opts.Logger, stopGrace: grace(opts.StopGrace), cacheKey: opts.SchemaCacheKey,
+		proto: newConn5(conn), sem: make(chan struct{}, 1)}
+}
+
 func grace(d time.Duration) time.Duration {
 	if d <= 0 {
 		return DefaultStopGrace
