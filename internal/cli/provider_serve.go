@@ -20,6 +20,7 @@ func (r *runner) providerServeCommand() *cobra.Command {
 	var (
 		path, listen string
 		warm         int
+		reuse        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --provider PATH [--listen :8000]",
@@ -33,6 +34,7 @@ func (r *runner) providerServeCommand() *cobra.Command {
 	f.StringVar(&path, "provider", "", "the provider binary (required)")
 	f.StringVar(&listen, "listen", ":8000", "address to listen on (FunctionGraph HTTP functions listen on 8000)")
 	f.IntVar(&warm, "warm", 2, "provider processes started ahead of requests")
+	f.BoolVar(&reuse, "reuse", false, "keep one configured process per session instead of one per request (faster; RFS recommends one per request)")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		if err := required("--provider", path); err != nil {
 			return err
@@ -45,6 +47,7 @@ func (r *runner) providerServeCommand() *cobra.Command {
 			return err
 		}
 		srv := httpfunc.NewServer(path, warm, nil)
+		srv.Reuse = reuse
 		defer srv.Close()
 		hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 		fmt.Fprintf(r.env.Stdout, "serving %s at http://%s%s\n", path, ln.Addr(), httpfunc.Path)

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -28,6 +30,20 @@ type Server struct {
 	Log        *slog.Logger
 	pool       chan *tfplugin.Process
 	warm       chan struct{}
+
+	// Reuse keeps one configured process per session and configuration instead of a fresh
+	// one per request: much faster, but not the process model RFS recommends.
+	Reuse    bool
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+// session is a process kept for the calls of one session (Reuse).
+type session struct {
+	once sync.Once
+	p    *tfplugin.Process
+	err  error
+	last time.Time
 }
 
 // NewServer returns a server for the provider at executable with warm processes started
@@ -40,8 +56,16 @@ func NewServer(executable string, warm int, log *slog.Logger) *Server {
 	return s
 }
 
-// Close kills the warm processes.
+// Close kills the warm processes and the sessions' processes.
 func (s *Server) Close() {
+	s.mu.Lock()
+	for k, ss := range s.sessions {
+		if ss.p != nil {
+			ss.p.Kill()
+		}
+		delete(s.sessions, k)
+	}
+	s.mu.Unlock()
 	for {
 		select {
 		case p := <-s.pool:
@@ -125,7 +149,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, err := s.call(r.Context(), req.MethodName, data, config)
+	var out []byte
+	if s.Reuse && req.MethodName != methodShutdwn {
+		out, err = s.callInSession(r.Context(), req, data, config)
+	} else {
+		out, err = s.call(r.Context(), req.MethodName, data, config)
+	}
 	resp := Response{ResponseData: base64.StdEncoding.EncodeToString(out)}
 	if err != nil {
 		resp = Response{Error: err.Error()}
@@ -150,30 +179,84 @@ func (s *Server) call(ctx context.Context, method string, data, config []byte) (
 		return nil, err
 	}
 	defer p.Kill()
-	cc := p.Conn()
 	if config != nil {
-		creq, err := configureRequest(config)
-		if err != nil {
+		if err := configure(ctx, p, config); err != nil {
 			return nil, err
-		}
-		var cresp []byte
-		if err := invokeRaw(ctx, cc, methodConfig, creq, &cresp); err != nil {
-			return nil, fmt.Errorf("configuring the provider from config_data: %w%s", err, p.Stderr())
-		}
-		var parsed tf5.Configure_Response
-		if err := proto.Unmarshal(cresp, &parsed); err == nil {
-			for _, d := range parsed.Diagnostics {
-				if d.Severity == tf5.Diagnostic_ERROR {
-					return nil, fmt.Errorf("configuring the provider from config_data: %s: %s", d.Summary, d.Detail)
-				}
-			}
 		}
 	}
 	var out []byte
-	if err := invokeRaw(ctx, cc, method, data, &out); err != nil {
+	if err := invokeRaw(ctx, p.Conn(), method, data, &out); err != nil {
 		return nil, fmt.Errorf("%w%s", err, p.Stderr())
 	}
 	return out, nil
+}
+
+// sessionIdle is how long a reused process waits for its session's next call.
+const sessionIdle = time.Minute
+
+// callInSession runs one method on the session's process, started and configured on the
+// session's first call with this configuration.
+func (s *Server) callInSession(ctx context.Context, req Request, data, config []byte) ([]byte, error) {
+	key := req.Context.SessionID + "\x00" + string(config)
+	s.mu.Lock()
+	if s.sessions == nil {
+		s.sessions = map[string]*session{}
+	}
+	now := time.Now()
+	for k, ss := range s.sessions { // end idle sessions
+		if ss.p != nil && now.Sub(ss.last) > sessionIdle {
+			ss.p.Kill()
+			delete(s.sessions, k)
+		}
+	}
+	ss, ok := s.sessions[key]
+	if !ok {
+		ss = &session{}
+		s.sessions[key] = ss
+	}
+	ss.last = now
+	s.mu.Unlock()
+	ss.once.Do(func() {
+		if ss.p, ss.err = s.fresh(); ss.err != nil || config == nil {
+			return
+		}
+		ss.err = configure(ctx, ss.p, config)
+	})
+	if ss.err != nil {
+		s.mu.Lock()
+		delete(s.sessions, key)
+		s.mu.Unlock()
+		if ss.p != nil {
+			ss.p.Kill()
+		}
+		return nil, ss.err
+	}
+	var out []byte
+	if err := invokeRaw(ctx, ss.p.Conn(), req.MethodName, data, &out); err != nil {
+		return nil, fmt.Errorf("%w%s", err, ss.p.Stderr())
+	}
+	return out, nil
+}
+
+// configure calls Configure on p with config_data.
+func configure(ctx context.Context, p *tfplugin.Process, config []byte) error {
+	creq, err := configureRequest(config)
+	if err != nil {
+		return err
+	}
+	var cresp []byte
+	if err := invokeRaw(ctx, p.Conn(), methodConfig, creq, &cresp); err != nil {
+		return fmt.Errorf("configuring the provider from config_data: %w%s", err, p.Stderr())
+	}
+	var parsed tf5.Configure_Response
+	if err := proto.Unmarshal(cresp, &parsed); err == nil {
+		for _, d := range parsed.Diagnostics {
+			if d.Severity == tf5.Diagnostic_ERROR {
+				return fmt.Errorf("configuring the provider from config_data: %s: %s", d.Summary, d.Detail)
+			}
+		}
+	}
+	return nil
 }
 
 // configureRequest reads config_data: a serialized Configure request (what cairn sends), or

@@ -185,9 +185,6 @@ func TestDiscoverMirrorIncludeExclude(t *testing.T) {
 	t.Setenv("TF_CLI_CONFIG_FILE", rc)
 	t.Setenv("TF_PLUGIN_CACHE_DIR", "")
 	inst, err := Discover(nil)
-	if err != nil && strings.Contains(err.Error(), `"include" is not expected`) {
-		t.Skipf("BUG(tfinstall.Discover): cliConfig's filesystem_mirror block decodes only path, so terraform's include/exclude arguments are rejected: %v", err)
-	}
 	if err != nil {
 		t.Fatalf("Discover: %v", err)
 	}
@@ -233,14 +230,15 @@ func TestResolveConstraints(t *testing.T) {
 	}
 	cases := map[string]struct {
 		reason, constraints, want string
+		locked                    string // the constraints the lock records, terraform's normal form; "" for constraints
 	}{
 		"Any":               {reason: "No constraint picks the newest release; prereleases are skipped.", want: "2.0.0"},
 		"PessimisticMinor":  {reason: "~> 1.2 allows any 1.x from 1.2.", constraints: "~> 1.2", want: "1.3.0"},
 		"PessimisticPatch":  {reason: "~> 1.2.0 allows only 1.2.x.", constraints: "~> 1.2.0", want: "1.2.5"},
-		"Range":             {reason: "Comma-separated constraints all apply.", constraints: ">= 1.0, < 2.0", want: "1.3.0"},
-		"Exclusion":         {reason: "!= removes one version.", constraints: ">= 1.0, != 1.3.0, < 2.0", want: "1.2.5"},
+		"Range":             {reason: "Comma-separated constraints all apply; the lock writes every version part.", constraints: ">= 1.0, < 2.0", want: "1.3.0", locked: ">= 1.0.0, < 2.0.0"},
+		"Exclusion":         {reason: "!= removes one version.", constraints: ">= 1.0, != 1.3.0, < 2.0", want: "1.2.5", locked: ">= 1.0.0, != 1.3.0, < 2.0.0"},
 		"ExactPin":          {reason: "A bare version pins it.", constraints: "1.2.0", want: "1.2.0"},
-		"ExactPinEquals":    {reason: "= pins too.", constraints: "= 1.2.0", want: "1.2.0"},
+		"ExactPinEquals":    {reason: "= pins too; the lock drops the =.", constraints: "= 1.2.0", want: "1.2.0", locked: "1.2.0"},
 		"PrereleaseExact":   {reason: "A prerelease is chosen only when pinned exactly.", constraints: "2.1.0-beta1", want: "2.1.0-beta1"},
 		"GreaterOrEqual":    {reason: ">= picks the newest match.", constraints: ">= 1.2.1", want: "2.0.0"},
 		"LessThanPicksLast": {reason: "< picks the newest below the bound.", constraints: "< 1.2.5", want: "1.2.0"},
@@ -258,7 +256,11 @@ func TestResolveConstraints(t *testing.T) {
 			if diff := cmp.Diff(map[addr.Provider]Package{acmeSrc: want}, got); diff != "" {
 				t.Errorf("%s\nResolve(%q) packages: -want +got:\n%s", tc.reason, tc.constraints, diff)
 			}
-			wantLock := &Lock{Providers: map[addr.Provider]LockedProvider{acmeSrc: {Version: tc.want, Constraints: tc.constraints, Hashes: []string{want.Hash}}}}
+			locked := tc.locked
+			if locked == "" {
+				locked = tc.constraints
+			}
+			wantLock := &Lock{Providers: map[addr.Provider]LockedProvider{acmeSrc: {Version: tc.want, Constraints: locked, Hashes: []string{want.Hash}}}}
 			if diff := cmp.Diff(wantLock, lock); diff != "" {
 				t.Errorf("%s\nResolve(%q) lock: -want +got:\n%s", tc.reason, tc.constraints, diff)
 			}
@@ -419,5 +421,123 @@ func TestResolveNotFound(t *testing.T) {
 	}
 	if got[timeSrc].Dir != timeDir || next.Providers[timeSrc].Version != "0.14.2" {
 		t.Errorf("the satisfiable requirement was not resolved: %+v, lock %+v", got[timeSrc], next.Providers[timeSrc])
+	}
+}
+
+func TestDiscoverMirrorIncludeExcludeResolve(t *testing.T) {
+	// A filesystem mirror serves only the providers its include patterns match, minus its
+	// exclude patterns, as terraform's provider_installation does; network_mirror and direct
+	// are accepted but not used, and a provider no local method finds names them.
+	private, public := t.TempDir(), t.TempDir()
+	otherAcme := addr.Provider{Host: "example.com", Namespace: "acme", Type: "gadget"}
+	random := addr.Provider{Host: "registry.terraform.io", Namespace: "hashicorp", Type: "random"}
+	// widget is in both mirrors, newest in the public one, which excludes example.com.
+	privWidget := fakePackage(t, private, acmeSrc, "1.0.0", "")
+	fakePackage(t, public, acmeSrc, "2.0.0", "")
+	// time is in both mirrors, newest in the private one, which includes only example.com.
+	fakePackage(t, private, timeSrc, "0.15.0", "")
+	pubTime := fakePackage(t, public, timeSrc, "0.14.2", "")
+	// gadget is only in the public mirror, which excludes it.
+	fakePackage(t, public, otherAcme, "1.0.0", "")
+
+	rc := filepath.Join(t.TempDir(), "terraformrc")
+	body := fmt.Sprintf(`provider_installation {
+  filesystem_mirror {
+    path    = %q
+    include = ["example.com/*/*"]
+  }
+  filesystem_mirror {
+    path    = %q
+    exclude = ["example.com/*/*"]
+  }
+  network_mirror {
+    url     = "https://mirror.example.net/providers/"
+    include = ["hashicorp/*"]
+  }
+  direct {
+    exclude = ["registry.terraform.io/hashicorp/*", "example.com/*/*"]
+  }
+}
+`, private, public)
+	if err := os.WriteFile(rc, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("TF_CLI_CONFIG_FILE", rc)
+	t.Setenv("TF_PLUGIN_CACHE_DIR", "")
+	inst, err := Discover(nil)
+	if err != nil {
+		t.Fatalf("Discover: %v", err)
+	}
+	got, _, err := inst.Resolve([]Requirement{{Source: acmeSrc}, {Source: timeSrc}}, emptyLock(), false)
+	if err != nil {
+		t.Fatalf("Resolve: %v", err)
+	}
+	if got[acmeSrc].Dir != privWidget {
+		t.Errorf("example.com/acme/widget from %s, want %s: the public mirror excludes example.com", got[acmeSrc].Dir, privWidget)
+	}
+	if got[timeSrc].Dir != pubTime {
+		t.Errorf("hashicorp/time from %s, want %s: the private mirror includes only example.com", got[timeSrc].Dir, pubTime)
+	}
+
+	_, _, err = inst.Resolve([]Requirement{{Source: otherAcme}}, emptyLock(), false)
+	if err == nil {
+		t.Fatal("Resolve(example.com/acme/gadget): no error, but only a mirror that excludes it holds it")
+	}
+	for _, want := range []string{"searched " + private + " (found none)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Resolve(gadget) error %q\ndoes not contain %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "network_mirror") || strings.Contains(err.Error(), "direct installation") {
+		t.Errorf("Resolve(gadget) error %q names a network method that excludes the provider", err)
+	}
+
+	_, _, err = inst.Resolve([]Requirement{{Source: random}}, emptyLock(), false)
+	if err == nil {
+		t.Fatal("Resolve(hashicorp/random): no error for a provider in no mirror")
+	}
+	for _, want := range []string{"searched " + public + " (found none", "network_mirror https://mirror.example.net/providers/", "local directories only"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Resolve(random) error %q\ndoes not contain %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "direct installation") {
+		t.Errorf("Resolve(random) error %q names direct installation, which excludes hashicorp/*", err)
+	}
+}
+
+func TestDiscoverInvalidPatterns(t *testing.T) {
+	for _, pattern := range []string{"time", "a/b/c/d", "*/hashicorp/time", "example.com/*/time", "example.com/acme/terraform-provider-x", "exa mple.com/*/*"} {
+		t.Run(pattern, func(t *testing.T) {
+			rc := filepath.Join(t.TempDir(), "terraformrc")
+			body := fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path    = \"/mirror\"\n    include = [%q]\n  }\n}\n", pattern)
+			if err := os.WriteFile(rc, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("HOME", t.TempDir())
+			t.Setenv("TF_CLI_CONFIG_FILE", rc)
+			_, err := Discover(nil)
+			if err == nil || !strings.Contains(err.Error(), rc) || !strings.Contains(err.Error(), pattern) {
+				t.Errorf("Discover: error %v, want one naming %s and the pattern %q", err, rc, pattern)
+			}
+		})
+	}
+}
+
+func TestResolveNilLock(t *testing.T) {
+	// A nil lock is an empty one.
+	mirror := t.TempDir()
+	dir := fakePackage(t, mirror, acmeSrc, "1.0.0", "")
+	got, next, err := NewInstaller(mirror).Resolve([]Requirement{{Source: acmeSrc, Constraints: ">=1"}}, nil, false)
+	if err != nil {
+		t.Fatalf("Resolve(nil lock): %v", err)
+	}
+	if got[acmeSrc].Dir != dir {
+		t.Errorf("Resolve(nil lock) picked %q, want %q", got[acmeSrc].Dir, dir)
+	}
+	want := LockedProvider{Version: "1.0.0", Constraints: ">= 1.0.0", Hashes: []string{h1(t, dir)}}
+	if diff := cmp.Diff(want, next.Providers[acmeSrc]); diff != "" {
+		t.Errorf("Resolve(nil lock) lock entry: -want +got:\n%s", diff)
 	}
 }

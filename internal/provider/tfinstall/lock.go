@@ -2,7 +2,10 @@ package tfinstall
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -92,4 +95,164 @@ func (l *Lock) Bytes() []byte {
 		}
 	}
 	return []byte(fmt.Sprintf("# This file is maintained automatically by \"terraform init\".\n# Manual edits may be lost in future updates.\n\n%s", hclwrite.Format(f.Bytes())))
+}
+
+// VersionConstraintsString renders version constraints as terraform records them in a lock
+// file (its getproviders.VersionConstraintsString): each term with every version part
+// written out (">= 0.14" is ">= 0.14.0") except a two-part "~>", which keeps two; "="
+// dropped; duplicates removed; terms sorted by version, then by operator (> >= = ~> <= < !=),
+// and joined by ", ". Constraints that terraform's Ruby-style syntax does not accept are
+// returned trimmed but otherwise as written.
+func VersionConstraintsString(constraints string) string {
+	if strings.TrimSpace(constraints) == "" {
+		return ""
+	}
+	var terms []constraintTerm
+	seen := map[string]bool{}
+	for _, s := range strings.Split(constraints, ",") {
+		t, ok := parseConstraintTerm(strings.TrimSpace(s))
+		if !ok {
+			return strings.TrimSpace(constraints)
+		}
+		if k := t.String(); !seen[k] {
+			seen[k] = true
+			terms = append(terms, t)
+		}
+	}
+	sort.SliceStable(terms, func(i, j int) bool {
+		if c := terms[i].compare(terms[j]); c != 0 {
+			return c < 0
+		}
+		return opPriority[terms[i].op] < opPriority[terms[j].op]
+	})
+	out := make([]string, len(terms))
+	for i, t := range terms {
+		out[i] = t.String()
+	}
+	return strings.Join(out, ", ")
+}
+
+// constraintTerm is one comma-separated term of a constraint. An omitted version part is
+// zero, which is how terraform writes it back.
+type constraintTerm struct {
+	op        string // ">", ">=", "=", "~>" with three parts, "~", "<=", "<", "!="; "~" is "~>" with one or two
+	num       [3]uint64
+	pre, meta string
+}
+
+// opPriority orders terms with the same version, as terraform does.
+var opPriority = map[string]int{">": 1, ">=": 2, "=": 3, "~>": 4, "~": 5, "<=": 6, "<": 7, "!=": 8}
+
+// constraintTermRe is the Ruby-style syntax terraform parses required_providers versions
+// with: an operator, at most one space, one to three numbers, then optional prerelease and
+// build metadata.
+var constraintTermRe = regexp.MustCompile(`^(|=|!=|>|>=|<|<=|~>) ?([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))?(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?$`)
+
+func parseConstraintTerm(s string) (constraintTerm, bool) {
+	m := constraintTermRe.FindStringSubmatch(s)
+	if m == nil {
+		return constraintTerm{}, false
+	}
+	t := constraintTerm{op: m[1], pre: m[5], meta: m[6]}
+	if t.op == "" {
+		t.op = "="
+	}
+	if t.op == "~>" && m[4] == "" {
+		t.op = "~"
+	}
+	for i, n := range m[2:5] {
+		if n == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(n, 10, 64)
+		if err != nil {
+			return constraintTerm{}, false
+		}
+		t.num[i] = v
+	}
+	return t, true
+}
+
+func (t constraintTerm) String() string {
+	var b strings.Builder
+	switch t.op {
+	case "=":
+	case "~":
+		b.WriteString("~> ")
+	default:
+		b.WriteString(t.op + " ")
+	}
+	if t.op == "~" {
+		fmt.Fprintf(&b, "%d.%d", t.num[0], t.num[1])
+	} else {
+		fmt.Fprintf(&b, "%d.%d.%d", t.num[0], t.num[1], t.num[2])
+	}
+	if t.pre != "" {
+		b.WriteString("-" + t.pre)
+	}
+	if t.meta != "" {
+		b.WriteString("+" + t.meta)
+	}
+	return b.String()
+}
+
+// compare orders the versions of two terms by semver precedence, then by build metadata.
+func (t constraintTerm) compare(u constraintTerm) int {
+	for i := range t.num {
+		if t.num[i] != u.num[i] {
+			if t.num[i] < u.num[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case t.pre == u.pre:
+	case t.pre == "":
+		return 1
+	case u.pre == "":
+		return -1
+	default:
+		if c := compareIdentifiers(t.pre, u.pre); c != 0 {
+			return c
+		}
+	}
+	return compareIdentifiers(t.meta, u.meta)
+}
+
+// compareIdentifiers compares dot-separated semver identifiers: numeric ones numerically
+// and below alphanumeric ones, which compare as text; a shorter list sorts first.
+func compareIdentifiers(a, b string) int {
+	if a == b {
+		return 0
+	}
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, xerr := strconv.ParseUint(as[i], 10, 64)
+		y, yerr := strconv.ParseUint(bs[i], 10, 64)
+		switch {
+		case xerr == nil && yerr == nil:
+			if x != y {
+				if x < y {
+					return -1
+				}
+				return 1
+			}
+		case xerr == nil:
+			return -1
+		case yerr == nil:
+			return 1
+		default:
+			if c := strings.Compare(as[i], bs[i]); c != 0 {
+				return c
+			}
+		}
+	}
+	switch {
+	case len(as) < len(bs):
+		return -1
+	case len(as) > len(bs):
+		return 1
+	}
+	return 0
 }

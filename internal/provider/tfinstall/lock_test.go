@@ -170,3 +170,34 @@ func TestParseLockMixedValidity(t *testing.T) {
 		t.Errorf("ParseLock: the valid entry (short form hashicorp/time) = %+v, want version 0.14.2 under %s", got, timeSrc)
 	}
 }
+
+func TestVersionConstraintsString(t *testing.T) {
+	// terraform's normal form for the constraints a lock file records (TestTerraformParityConstraints
+	// checks the same against the terraform CLI).
+	cases := map[string]string{
+		"":                             "",
+		"  ":                           "",
+		"~> 0.14":                      "~> 0.14",
+		"~> 1":                         "~> 1.0",
+		"~> 0.14.0":                    "~> 0.14.0",
+		"= 0.14.2":                     "0.14.2",
+		"=0.14.2":                      "0.14.2",
+		">=0.14,<1":                    ">= 0.14.0, < 1.0.0",
+		">= 0.14.2, ~> 0.14":           "~> 0.14, >= 0.14.2",
+		">= 2.0, >= 2.0.0, >= 2":       ">= 2.0.0",
+		"< 2, 1.5, != 1.5, > 1.5":      "> 1.5.0, 1.5.0, != 1.5.0, < 2.0.0",
+		"<= 1.5, ~> 1.5.0, >= 1.5":     ">= 1.5.0, ~> 1.5.0, <= 1.5.0",
+		">= 1.0.0-beta, >= 1.0.0":      ">= 1.0.0-beta, >= 1.0.0",
+		">= 1.0.0-rc.10, < 1.0.0-rc.2": "< 1.0.0-rc.2, >= 1.0.0-rc.10",
+		"~> 1.2-beta":                  "~> 1.2-beta",
+		"1.0.0+build":                  "1.0.0+build",
+		"01.002.0003":                  "1.2.3",
+		"not a constraint":             "not a constraint",
+		">= 1.0.0.0":                   ">= 1.0.0.0",
+	}
+	for in, want := range cases {
+		if got := VersionConstraintsString(in); got != want {
+			t.Errorf("VersionConstraintsString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
