@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,6 +146,22 @@ output "year" { value = time_static.t.year }
 	}
 	if a := attrs("private")["cairntest_thing.x"]; a["name"] != "thing-2025" {
 		t.Errorf("after the update: %v", a)
+	}
+	// A version whose function answers 500: the deploy fails saying so, and the stack keeps
+	// what it had.
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "function crashed", 500) }))
+	defer bad.Close()
+	must("function", "create", "badfn", "--url", bad.URL)
+	must("provider", "version", "create", "time", "--version", "0.14.3", "--function-urn", fmt.Sprintf(urn, "badfn"))
+	before := attrs("private")
+	badCfg := strings.Replace(config("huawei.com/private-provider/time", "huawei.com/private-provider/cairntest", "2026-01-01T00:00:00Z"),
+		`version = "0.14.2"`, `version = "0.14.3"`, 1)
+	write("private", "main.tf", badCfg)
+	if out, err := cairn("deploy", "-f", private, "--stack", "private"); err == nil || !strings.Contains(out, "answered HTTP 500: function crashed") {
+		t.Errorf("a function answering 500: %v\n%s", err, out)
+	}
+	if after := attrs("private"); !reflect.DeepEqual(after, before) {
+		t.Errorf("the failed deploy changed the stack: %v -> %v", before, after)
 	}
 	must("delete", "--stack", "private")
 	must("delete", "--stack", "direct")
