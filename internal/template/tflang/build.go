@@ -184,7 +184,14 @@ func propertyRanges(b hcl.Body, prefix string, out map[string]diag.Range) {
 	}
 	index := map[string]int{}
 	for _, blk := range sb.Blocks {
-		if prefix == "" && (blk.Type == "lifecycle" || blk.Type == "provisioner" || blk.Type == "connection") {
+		if prefix == "" && metaBlock(blk.Type) {
+			continue
+		}
+		if blk.Type == "dynamic" && len(blk.Labels) == 1 {
+			// its blocks are made when it is evaluated: only the type has a place
+			if _, seen := out[prefix+blk.Labels[0]]; !seen {
+				out[prefix+blk.Labels[0]] = rangeOf(blk.DefRange())
+			}
 			continue
 		}
 		p := prefix + blk.Type + "." + strconv.Itoa(index[blk.Type])
@@ -227,8 +234,9 @@ func instanceAddr(k string, ik key) string {
 	return k + keySuffix(ik)
 }
 
-// expandMeta evaluates the count or for_each of a resource or module call, which must be
-// known before anything is applied.
+// expandMeta evaluates the count or for_each of a resource or module call: the number of
+// instances, or their keys, must be known before anything is applied (for_each values need
+// not be).
 func (m *module) expandMeta(count, forEach *hcl.Attribute) ([]key, hcl.Diagnostics) {
 	e := m.evaluator(nil, key{})
 	switch {
@@ -271,18 +279,25 @@ func (m *module) expandMeta(count, forEach *hcl.Attribute) ([]key, hcl.Diagnosti
 		if ds.HasErrors() {
 			return nil, ds
 		}
-		if !v.IsWhollyKnown() {
+		// Like terraform, only the keys must be known now: a map or object whose values are
+		// not (another for_each resource's instances, say) is fine, and each.value is
+		// evaluated again, from the applied resources, when the instance's body is.
+		ty := v.Type()
+		if !v.IsKnown() || ty.IsSetType() && !v.IsWhollyKnown() {
 			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid for_each argument", Subject: forEach.Expr.Range().Ptr(),
 				Detail: `The "for_each" map includes keys derived from resource attributes that cannot be determined until apply, and so cairn cannot determine the full set of keys that will identify the instances of this resource.`}}
 		}
-		ty := v.Type()
+		if v.IsMarked() {
+			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid for_each argument", Subject: forEach.Expr.Range().Ptr(),
+				Detail: "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, the sensitive value could be exposed as a resource instance key."}}
+		}
 		var out []key
 		switch {
 		case v.IsNull():
 		case ty.IsMapType() || ty.IsObjectType():
 			for it := v.ElementIterator(); it.Next(); {
 				k, ev := it.Element()
-				out = append(out, key{kind: "each", index: k, value: ev})
+				out = append(out, key{kind: "each", index: k, value: ev, forEach: forEach.Expr})
 			}
 		case ty.IsSetType() && ty.ElementType() == cty.String:
 			for it := v.ElementIterator(); it.Next(); {

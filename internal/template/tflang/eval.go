@@ -18,7 +18,12 @@ import (
 type key struct {
 	kind  string // "", "count", "each"
 	index cty.Value
-	value cty.Value
+	value cty.Value // each.value as expansion saw it: may hold unknowns (resources not applied)
+
+	// forEach is the for_each expression of a map or object key, in the module that
+	// evaluates each.value: where value is not wholly known it is evaluated again, in the
+	// evaluation's scope, for the value of this key.
+	forEach hcl.Expression
 }
 
 // evaluator builds the evaluation context of one expression from exactly what it references,
@@ -99,8 +104,10 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 					Detail: `The "each" object can be used only in "module" or "resource" blocks, and only when the "for_each" argument is set.`, Subject: &rng})
 				continue
 			}
+			v, d := e.eachValue()
+			ds = append(ds, d...)
 			set("each", "key", e.key.index)
-			set("each", "value", e.key.value)
+			set("each", "value", v)
 		case "path":
 			set("path", "module", cty.StringVal(e.m.rel))
 			set("path", "root", cty.StringVal("."))
@@ -146,6 +153,52 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 		top[root] = cty.ObjectVal(m)
 	}
 	return &hcl.EvalContext{Variables: top, Functions: functions(e.m)}, ds
+}
+
+// eachValue is each.value of the evaluator's instance. Expansion knows the keys of for_each
+// but not always the values (time_static.e's instances before they are applied), so a value
+// with unknowns is read again from the for_each expression, evaluated in this evaluation's
+// scope: at apply time, from the applied resources it references.
+func (e *evaluator) eachValue() (cty.Value, hcl.Diagnostics) {
+	k := e.key
+	if k.forEach == nil || e.s.scope == nil || k.value.IsWhollyKnown() {
+		return k.value, nil
+	}
+	ck := e.m.prefix + "for_each:" + k.forEach.Range().String()
+	v, ok := e.s.values[ck]
+	if !ok {
+		if ds := e.enter(ck, k.forEach.Range()); ds.HasErrors() {
+			return cty.DynamicVal, ds
+		}
+		ee := e.in(e.m, key{})
+		ctx, ds := ee.context(k.forEach.Variables())
+		if ds.HasErrors() {
+			delete(e.s.busy, ck)
+			return cty.DynamicVal, ds
+		}
+		var d hcl.Diagnostics
+		v, d = k.forEach.Value(ctx)
+		delete(e.s.busy, ck)
+		if ds = append(ds, d...); ds.HasErrors() {
+			return cty.DynamicVal, ds
+		}
+		e.s.values[ck] = v
+	}
+	if !v.IsKnown() || v.IsNull() || k.index.IsNull() || k.index.Type() != cty.String {
+		return k.value, nil
+	}
+	ty := v.Type()
+	switch {
+	case ty.IsObjectType():
+		if ty.HasAttribute(k.index.AsString()) {
+			return v.GetAttr(k.index.AsString()), nil
+		}
+	case ty.IsMapType():
+		if hv := v.HasIndex(k.index); hv.IsKnown() && hv.True() {
+			return v.Index(k.index), nil
+		}
+	}
+	return k.value, nil
 }
 
 // resource is the value of a resource block: one instance's object, a tuple of counted
@@ -234,22 +287,165 @@ func (b *bodyExpr) EvalSpec(s template.Scope, spec hcldec.Spec) (cty.Value, diag
 	return v, convertDiags(append(ds, d...), b.m.files)
 }
 
-// Eval decodes the body's attributes without a schema.
+// Eval decodes the body without a schema: its attributes, and each type of nested block as a
+// tuple of objects, in order (dynamic blocks expanded, labels dropped). The meta-argument
+// blocks of a resource (lifecycle, provisioner, connection) are not part of the body.
 func (b *bodyExpr) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
-	attrs, ds := b.body.JustAttributes()
-	if ds.HasErrors() {
-		return cty.DynamicVal, convertDiags(ds, b.m.files)
-	}
 	e := b.m.evaluator(s, b.key)
+	v, ds := e.decodeBody(b.body, true, nil)
+	return v, convertDiags(ds, b.m.files)
+}
+
+// metaBlock reports whether a resource body's top-level block of type typ is a meta-argument.
+func metaBlock(typ string) bool {
+	for _, b := range metaSchema.Blocks {
+		if b.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeBody is Eval of one body; top is the resource body itself, iters the iterator
+// variables of the dynamic blocks it is within.
+func (e *evaluator) decodeBody(body hcl.Body, top bool, iters map[string]cty.Value) (cty.Value, hcl.Diagnostics) {
+	attrs, ds := body.JustAttributes()
+	sb, native := body.(*hclsyntax.Body)
+	if native && len(sb.Blocks) > 0 {
+		// hclsyntax refuses every block here, hidden ones (lifecycle) included: the blocks
+		// are decoded below instead.
+		unexpected := fmt.Sprintf("Unexpected %q block", sb.Blocks[0].Type)
+		kept := ds[:0:0]
+		for _, d := range ds {
+			if d.Summary != unexpected {
+				kept = append(kept, d)
+			}
+		}
+		ds = kept
+	}
+	if ds.HasErrors() {
+		return cty.DynamicVal, ds
+	}
 	out := map[string]cty.Value{}
 	for name, a := range attrs {
-		ctx, d := e.context(a.Expr.Variables())
-		ds = append(ds, d...)
-		v, d := a.Expr.Value(ctx)
+		v, d := e.evalExpr(a.Expr, iters)
 		ds = append(ds, d...)
 		out[name] = v
 	}
-	return cty.ObjectVal(out), convertDiags(ds, b.m.files)
+	if !native {
+		return cty.ObjectVal(out), ds // JSON: nested blocks are attributes holding objects
+	}
+	blocks := map[string][]cty.Value{}
+	unknown := map[string]bool{}
+	var order []string
+	add := func(typ string, rng hcl.Range, vals ...cty.Value) {
+		if _, ok := attrs[typ]; ok {
+			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate argument",
+				Detail: fmt.Sprintf("%q is both an argument and a block here.", typ), Subject: &rng})
+			return
+		}
+		if _, ok := blocks[typ]; !ok {
+			order = append(order, typ)
+			blocks[typ] = []cty.Value{}
+		}
+		blocks[typ] = append(blocks[typ], vals...)
+	}
+	for _, blk := range sb.Blocks {
+		switch {
+		case top && metaBlock(blk.Type):
+		case blk.Type == "dynamic" && len(blk.Labels) == 1:
+			vals, known, d := e.dynamicBlock(blk, iters)
+			ds = append(ds, d...)
+			if !known {
+				unknown[blk.Labels[0]] = true
+			}
+			add(blk.Labels[0], blk.DefRange(), vals...)
+		default:
+			v, d := e.decodeBody(blk.Body, false, iters)
+			ds = append(ds, d...)
+			add(blk.Type, blk.DefRange(), v)
+		}
+	}
+	for _, typ := range order {
+		if unknown[typ] {
+			out[typ] = cty.DynamicVal
+		} else {
+			out[typ] = cty.TupleVal(blocks[typ])
+		}
+	}
+	return cty.ObjectVal(out), ds
+}
+
+// dynamicBlock expands `dynamic "x" { for_each, iterator, content {} }` into the objects of
+// its content blocks; known is false when for_each is not yet known.
+func (e *evaluator) dynamicBlock(blk *hclsyntax.Block, iters map[string]cty.Value) ([]cty.Value, bool, hcl.Diagnostics) {
+	content, ds := blk.Body.Content(&hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "for_each", Required: true}, {Name: "iterator"}, {Name: "labels"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "content"}}})
+	if ds.HasErrors() {
+		return nil, true, ds
+	}
+	if len(content.Blocks) != 1 {
+		return nil, true, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid dynamic block",
+			Detail: "A dynamic block must have exactly one nested content block.", Subject: blk.DefRange().Ptr()}}
+	}
+	it := blk.Labels[0]
+	if a, ok := content.Attributes["iterator"]; ok {
+		if kw := hcl.ExprAsKeyword(a.Expr); kw != "" {
+			it = kw
+		} else {
+			return nil, true, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid dynamic iterator name",
+				Detail: "Dynamic iterator must be a single variable name.", Subject: a.Expr.Range().Ptr()}}
+		}
+	}
+	fe := content.Attributes["for_each"]
+	v, d := e.evalExpr(fe.Expr, iters)
+	if ds = append(ds, d...); ds.HasErrors() {
+		return nil, true, ds
+	}
+	v, marks := v.Unmark()
+	if !v.IsKnown() {
+		return nil, false, ds
+	}
+	if v.IsNull() || !v.CanIterateElements() {
+		return nil, true, append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid dynamic for_each value",
+			Detail: fmt.Sprintf("Cannot use a %s value in for_each. An iterable collection is required.", v.Type().FriendlyName()), Subject: fe.Expr.Range().Ptr()})
+	}
+	var out []cty.Value
+	for elems := v.ElementIterator(); elems.Next(); {
+		k, ev := elems.Element()
+		if v.Type().IsSetType() {
+			k = ev
+		}
+		inner := map[string]cty.Value{}
+		for n, x := range iters {
+			inner[n] = x
+		}
+		inner[it] = cty.ObjectVal(map[string]cty.Value{"key": k, "value": ev}).WithMarks(marks)
+		o, d := e.decodeBody(content.Blocks[0].Body, false, inner)
+		ds = append(ds, d...)
+		out = append(out, o)
+	}
+	return out, true, ds
+}
+
+// evalExpr evaluates x, with the iterator variables of the dynamic blocks it is within.
+func (e *evaluator) evalExpr(x hcl.Expression, iters map[string]cty.Value) (cty.Value, hcl.Diagnostics) {
+	var refs []hcl.Traversal
+	for _, t := range x.Variables() {
+		if _, ok := iters[t.RootName()]; !ok {
+			refs = append(refs, t)
+		}
+	}
+	ctx, ds := e.context(refs)
+	if ds.HasErrors() {
+		return cty.DynamicVal, ds
+	}
+	for n, v := range iters {
+		ctx.Variables[n] = v
+	}
+	v, d := x.Value(ctx)
+	return v, append(ds, d...)
 }
 
 // exprValue is an output's value.

@@ -128,13 +128,7 @@ resource "time_static" "chained" {
   triggers = { up = each.value.id }
 }
 `)
-	st, ds := Parse(fs, Options{})
-	if ds.HasErrors() && ds[0].Summary == "Invalid for_each argument" {
-		t.Skipf("BUG(tflang module.expand): for_each requires a wholly known value, so a map whose keys are known but whose values are resources not yet applied is rejected: %v", ds.Err())
-	}
-	if ds.HasErrors() {
-		t.Fatal(ds.Err())
-	}
+	st := mustParse(t, fs, Options{})
 	var got []string
 	for _, r := range st.Resources {
 		got = append(got, r.Name)
@@ -147,6 +141,92 @@ resource "time_static" "chained" {
 	v := eval(t, r.Properties, scope{`time_static.e["y"]`: cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal("2")})})
 	if got := v.GetAttr("triggers").GetAttr("up"); !got.RawEquals(cty.StringVal("2")) {
 		t.Errorf("each.value.id = %#v, want the id of time_static.e[\"y\"]", got)
+	}
+	// Planned before time_static.e is applied, each.value is unknown, not an error.
+	v = eval(t, r.Properties, scope{`time_static.e["y"]`: cty.UnknownVal(cty.Object(map[string]cty.Type{"id": cty.String}))})
+	if got := v.GetAttr("triggers").GetAttr("up"); got.IsKnown() {
+		t.Errorf("each.value.id before apply = %#v, want unknown", got)
+	}
+	if got, want := r.DependsOn, []string{`time_static.e["x"]`, `time_static.e["y"]`}; !cmp.Equal(want, got) {
+		t.Errorf("DependsOn = %v, want %v", got, want)
+	}
+}
+
+func TestForEachOverResourceValues(t *testing.T) {
+	// Keys known at parse time, values from the applied resources: a for expression over a
+	// counted resource, and a module call over a for_each resource.
+	fs := files("main.tf", `
+resource "time_static" "c" {
+  count = 2
+}
+
+resource "time_static" "byid" {
+  for_each = { for i, r in time_static.c : "n${i}" => r }
+  triggers = { up = each.value.id, k = each.key }
+}
+
+resource "time_static" "e" {
+  for_each = { x = "ex", y = "why" }
+}
+
+module "m" {
+  source   = "./m"
+  for_each = time_static.e
+  up       = each.value.id
+}
+`, "m/main.tf", `
+variable "up" {}
+
+resource "time_static" "in" {
+  triggers = { up = var.up }
+}
+`)
+	st := mustParse(t, fs, Options{})
+	var got []string
+	for _, r := range st.Resources {
+		got = append(got, r.Name)
+	}
+	want := []string{"time_static.c[0]", "time_static.c[1]", `time_static.byid["n0"]`, `time_static.byid["n1"]`,
+		`time_static.e["x"]`, `time_static.e["y"]`, `module.m["x"].time_static.in`, `module.m["y"].time_static.in`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("instances: -want +got:\n%s", diff)
+	}
+	id := func(s string) cty.Value { return cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal(s)}) }
+	applied := scope{"time_static.c[0]": id("c0"), "time_static.c[1]": id("c1"), `time_static.e["x"]`: id("ex-id"), `time_static.e["y"]`: id("why-id")}
+	checks := map[string]cty.Value{
+		`time_static.byid["n1"]`:       cty.ObjectVal(map[string]cty.Value{"up": cty.StringVal("c1"), "k": cty.StringVal("n1")}),
+		`module.m["x"].time_static.in`: cty.ObjectVal(map[string]cty.Value{"up": cty.StringVal("ex-id")}),
+		`module.m["y"].time_static.in`: cty.ObjectVal(map[string]cty.Value{"up": cty.StringVal("why-id")}),
+	}
+	for name, want := range checks {
+		if got := eval(t, st.Resource(name).Properties, applied).GetAttr("triggers"); !got.RawEquals(want) {
+			t.Errorf("%s triggers = %#v, want %#v", name, got, want)
+		}
+	}
+}
+
+func TestForEachUnknownKeys(t *testing.T) {
+	// Keys that come from resource attributes are still unknown at parse time: an error.
+	cases := map[string]string{
+		"SetOfIDs":  `toset([for r in time_static.e : r.id])`,
+		"MapByID":   `{ for r in time_static.e : r.id => r }`,
+		"Attribute": `time_static.one.triggers`,
+	}
+	for name, expr := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, ds := Parse(files("main.tf", `
+resource "time_static" "one" {}
+resource "time_static" "e" {
+  for_each = { x = "ex" }
+}
+resource "time_static" "t" {
+  for_each = `+expr+`
+}
+`), Options{})
+			if !ds.HasErrors() || ds[0].Summary != "Invalid for_each argument" {
+				t.Errorf("Parse: %v, want Invalid for_each argument", ds.Err())
+			}
+		})
 	}
 }
 
