@@ -75,6 +75,7 @@ type App struct {
 	reg       *provider.Registry
 	eng       *engine.Engine
 	fns       *function.Manager
+	local     *localFunctions // terraform-provider functions served in process
 	api       *server.Server
 	servers   []*http.Server
 	listeners []net.Listener // closed by closeAll even if never served
@@ -141,7 +142,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	plugins.private = privateProviders{reg: reg, fns: a.fns}
+	a.local = &localFunctions{log: a.log}
+	plugins.private = privateProviders{reg: reg, fns: a.fns, local: a.local}
 	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the engine: %w", err)
@@ -243,6 +245,7 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.fns != nil {
 		_ = a.fns.Close() // kills the functions' processes; never fails
+		a.local.close()
 	}
 	if a.reg != nil {
 		if err := a.reg.Close(); err != nil {

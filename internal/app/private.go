@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/diag"
@@ -22,8 +25,57 @@ import (
 // tenant's registry gives the exact version's function URN, the function its URL, and every
 // tfplugin5 call goes there as POST /provider.
 type privateProviders struct {
-	reg *registry.Service
-	fns *function.Manager
+	reg   *registry.Service
+	fns   *function.Manager
+	local *localFunctions
+}
+
+// localFunctions are the terraform-provider functions cairn serves itself: one envelope
+// server per provider binary, on a loopback port, started on first use.
+type localFunctions struct {
+	mu      sync.Mutex
+	servers map[string]*localServer
+	log     *slog.Logger
+}
+
+type localServer struct {
+	fn  *httpfunc.Server
+	srv *http.Server
+	url string
+}
+
+func (l *localFunctions) url(exe string) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := l.servers[exe]; ok {
+		return s.url, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("cannot serve %s: %w", exe, err)
+	}
+	fn := httpfunc.NewServer(exe, 2, l.log)
+	s := &localServer{fn: fn, srv: &http.Server{Handler: fn, ReadHeaderTimeout: 10 * time.Second}, url: "http://" + ln.Addr().String()}
+	go func() { _ = s.srv.Serve(ln) }()
+	if l.servers == nil {
+		l.servers = map[string]*localServer{}
+	}
+	l.servers[exe] = s
+	return s.url, nil
+}
+
+// close stops the servers and their provider processes.
+func (l *localFunctions) close() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.servers {
+		_ = s.srv.Close()
+		s.fn.Close()
+	}
+	l.servers = nil
 }
 
 // resolve answers the requirements that name private providers and returns the others.
@@ -54,6 +106,20 @@ func (pp privateProviders) resolve(ctx context.Context, reqs []*template.Provide
 				err = fmt.Errorf("private provider %s %s points at function %s, which is not registered: %w", res.Source, res.Version, res.FunctionURN, err)
 			}
 			diags = diags.Append(diag.Errorf(r.Range, path, "%s", err))
+			continue
+		}
+		if fn.Kind == function.KindTerraformProvider && pp.local != nil {
+			exe, err := function.ProviderExecutable(fn.CodeDir)
+			if err != nil {
+				diags = diags.Append(diag.Errorf(r.Range, path, "private provider %s %s: function %s: %s", res.Source, res.Version, fn.Name, err))
+				continue
+			}
+			url, err := pp.local.url(exe)
+			if err != nil {
+				diags = diags.Append(diag.Errorf(r.Range, path, "private provider %s %s: %s", res.Source, res.Version, err))
+				continue
+			}
+			out[r.Source] = privatePlugin{version: res.Version, url: url, timeout: fn.Timeout, log: log}
 			continue
 		}
 		if fn.Kind != function.KindURL {

@@ -47,7 +47,7 @@ func (r *runner) functionCreateCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", "an HTTP endpoint that is POSTed each event")
 	f.StringVar(&code, "code", "", "the code directory (copied at create)")
-	f.StringVar(&runtime, "runtime", "", "provided (an executable bootstrap speaking the Lambda Runtime API) or nodejs")
+	f.StringVar(&runtime, "runtime", "", "provided (an executable bootstrap speaking the Lambda Runtime API), nodejs, or terraform-provider (a provider binary served as a private provider's function)")
 	f.StringVar(&handler, "handler", "", "nodejs: MODULE.FUNCTION, such as index.handler")
 	f.DurationVar(&timeout, "timeout", 0, "per-invocation timeout (default 30s, at most 15m)")
 	f.IntVar(&memory, "memory", 0, "memory in MB (default 128); see docs/functions.md for what is enforced")

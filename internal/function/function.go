@@ -18,6 +18,10 @@ const (
 	KindURL      Kind = "url"      // an HTTP endpoint POSTed the event
 	KindProvided Kind = "provided" // an executable bootstrap speaking the Lambda Runtime API
 	KindNodejs   Kind = "nodejs"   // a Node module run by cairn's bootstrap
+	// KindTerraformProvider is a Terraform provider binary that cairn serves itself as an RFS
+	// HTTP function (as `cairn provider serve` does), for private provider versions. It is
+	// called through the private-provider envelope, never invoked with an event.
+	KindTerraformProvider Kind = "terraform-provider"
 )
 
 // Limits and defaults.
@@ -96,7 +100,7 @@ func (d Definition) withDefaults() (Definition, error) {
 		if d.Handler != "" {
 			return d, invalidf("a url function takes no handler")
 		}
-	case KindProvided:
+	case KindProvided, KindTerraformProvider:
 	case KindNodejs:
 		if i := strings.LastIndex(d.Handler, "/"); !strings.Contains(d.Handler[i+1:], ".") ||
 			strings.HasPrefix(d.Handler[i+1:], ".") || strings.HasSuffix(d.Handler, ".") {
@@ -105,7 +109,7 @@ func (d Definition) withDefaults() (Definition, error) {
 	case "":
 		return d, invalidf("a function needs a URL (kind url) or code with a runtime (provided or nodejs)")
 	default:
-		return d, invalidf("runtime %q is not supported: use provided or nodejs", d.Kind)
+		return d, invalidf("runtime %q is not supported: use provided, nodejs or terraform-provider", d.Kind)
 	}
 	if d.Kind != KindURL && d.URL != "" {
 		return d, invalidf("a %s function takes code, not a URL", d.Kind)

@@ -42,7 +42,29 @@ func (m *Manager) command(d Definition) (string, []string, error) {
 		// V8's old generation is most of a handler's heap; node's own overhead comes on top.
 		return node, []string{"--max-old-space-size=" + strconv.Itoa(d.MemoryMB), js}, nil
 	}
+	if d.Kind == KindTerraformProvider {
+		return "", nil, errors.New("a terraform-provider function serves a private provider's calls; it is not invoked with an event")
+	}
 	return "", nil, fmt.Errorf("a %s function runs no process", d.Kind)
+}
+
+// ProviderExecutable is the terraform-provider-* executable at the top of a terraform-provider
+// function's code.
+func ProviderExecutable(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "terraform-provider-") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errors.New("a terraform-provider function's code needs an executable named terraform-provider-* at its top level")
 }
 
 func (m *Manager) node() (string, error) {
@@ -90,6 +112,10 @@ func checkEntrypoint(d Definition) error {
 		}
 		if st.Mode().Perm()&0o111 == 0 {
 			return invalidf("the bootstrap file is not executable (chmod +x bootstrap)")
+		}
+	case KindTerraformProvider:
+		if _, err := ProviderExecutable(d.CodeDir); err != nil {
+			return invalidf("%s", err)
 		}
 	case KindNodejs:
 		mod := handlerModule(d.Handler)

@@ -173,9 +173,17 @@ output "year" { value = time_static.t.year }
 		t.Errorf("things left after both deletes: %v", names)
 	}
 
-	// The .tf.json array form of required_providers.
+	// The .tf.json array form of required_providers, with a provider whose function cairn
+	// runs itself (runtime terraform-provider: the binary, served in process).
+	code := filepath.Join(dir, "timecode")
+	os.MkdirAll(code, 0o755)
+	if b, err := os.ReadFile(timeBin); err != nil || os.WriteFile(filepath.Join(code, "terraform-provider-time"), b, 0o755) != nil {
+		t.Fatal(err)
+	}
+	must("function", "create", "localtime", "--code", code, "--runtime", "terraform-provider")
+	must("provider", "create", "localtime", "--version", "0.14.2", "--function-urn", fmt.Sprintf(urn, "localtime"))
 	jsonDir := write("json", "main.tf.json", `{
-  "terraform": {"required_providers": [{"time": {"source": "huawei.com/private-provider/time", "version": "0.14.2"}}]},
+  "terraform": {"required_providers": [{"time": {"source": "huawei.com/private-provider/localtime", "version": "0.14.2"}}]},
   "resource": {"time_static": {"j": {"rfc3339": "2023-03-04T05:06:07Z"}}},
   "output": {"day": {"value": "${time_static.j.day}"}}
 }`)
