@@ -185,15 +185,23 @@ func TestLogs(t *testing.T) {
 	create(t, m, "talk", "echo", nil)
 	r1, _ := invoke(t, m, "talk", `{"say":"first line"}`)
 	r2, _ := invoke(t, m, "talk", `{"say":"second line"}`)
-	logs, err := m.Logs(context.Background(), "talk", r2.RequestID, 0)
-	if err != nil {
-		t.Fatal(err)
+	// The handler's output is read from its pipe while the invocation ends: like CloudWatch
+	// Logs, a line may arrive a moment after the result.
+	var all string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		logs, err := m.Logs(context.Background(), "talk", r2.RequestID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, e := range logs {
+			lines = append(lines, e.Stream+": "+e.Message)
+		}
+		all = strings.Join(lines, "\n")
+		if strings.Contains(all, "stdout: second line") || time.Now().After(deadline) {
+			break
+		}
 	}
-	var lines []string
-	for _, e := range logs {
-		lines = append(lines, e.Stream+": "+e.Message)
-	}
-	all := strings.Join(lines, "\n")
 	for _, want := range []string{"cairn: START RequestId: " + r2.RequestID, "stdout: second line", "cairn: END RequestId: " + r2.RequestID, "cairn: REPORT RequestId: " + r2.RequestID} {
 		if !strings.Contains(all, want) {
 			t.Errorf("logs of %s lack %q:\n%s", r2.RequestID, want, all)
