@@ -198,6 +198,13 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 	if r.tf() && prior.Status == "DELETE_COMPLETE" { // destroyed by a replacement before a restart
 		return r.create(ctx, sc, p, res, props)
 	}
+	if r.tf() && !res.IgnoreAllChanges && len(res.IgnoreChanges) == 0 && prior.Status != "UPDATE_FAILED" &&
+		!r.triggered(res) && r.unchanged(res, props) {
+		// The configuration its state was applied from, under the same schema: nothing to plan.
+		if sv, ok := p.(provider.StateVersioner); ok && sv.StateCurrent(ctx, res.Type, prior.Private) {
+			return sc.setRow(prior)
+		}
+	}
 	oldProps, err1 := value.Unmarshal(prior.Props)
 	oldOuts, err2 := value.Unmarshal(prior.Outputs)
 	if err := errors.Join(err1, err2); err != nil {

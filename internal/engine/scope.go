@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"sync"
 
 	"github.com/zclconf/go-cty/cty"
@@ -16,10 +17,13 @@ type scope struct {
 	tmpl *template.Stack
 	mu   sync.RWMutex
 	vals map[string]template.ResourceValue
+	// rows are stored rows not decoded yet: a run starts with every resource's row, and most
+	// are never referenced by what changes.
+	rows map[string]state.Resource
 }
 
 func newScope(tmpl *template.Stack) *scope {
-	return &scope{tmpl: tmpl, vals: map[string]template.ResourceValue{}}
+	return &scope{tmpl: tmpl, vals: map[string]template.ResourceValue{}, rows: map[string]state.Resource{}}
 }
 
 // Resource implements template.Scope.
@@ -28,28 +32,57 @@ func (s *scope) Resource(name string) (template.ResourceValue, bool) {
 		return template.ResourceValue{}, false
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	v, ok := s.vals[name]
+	s.mu.RUnlock()
+	if ok {
+		return v, true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if v, ok := s.vals[name]; ok {
 		return v, true
 	}
-	return template.UnknownResource, true
+	row, ok := s.rows[name]
+	if !ok {
+		return template.UnknownResource, true
+	}
+	v, err := rowValue(row)
+	if err != nil { // checked when the row was set: cannot happen
+		return template.UnknownResource, true
+	}
+	s.vals[name] = v
+	delete(s.rows, name)
+	return v, true
 }
 
 func (s *scope) set(name string, v template.ResourceValue) {
 	s.mu.Lock()
 	s.vals[name] = v
+	delete(s.rows, name)
 	s.mu.Unlock()
 }
 
-// setRow makes a stored resource row the value of its resource.
+// setRow makes a stored resource row the value of its resource. The row is decoded when an
+// expression first reads it; a row that is not valid JSON is refused now.
 func (s *scope) setRow(row state.Resource) error {
+	if len(row.Outputs) > 0 && !json.Valid(row.Outputs) {
+		_, err := rowValue(row)
+		return err
+	}
+	s.mu.Lock()
+	delete(s.vals, row.Name)
+	s.rows[row.Name] = row
+	s.mu.Unlock()
+	return nil
+}
+
+func rowValue(row state.Resource) (template.ResourceValue, error) {
 	outs, err := value.Unmarshal(row.Outputs)
 	if err != nil {
-		return err
+		return template.ResourceValue{}, err
 	}
 	if outs.IsNull() {
 		outs = cty.EmptyObjectVal
 	}
-	s.set(row.Name, template.ResourceValue{ID: cty.StringVal(row.ID), Outputs: outs})
-	return nil
+	return template.ResourceValue{ID: cty.StringVal(row.ID), Outputs: outs}, nil
 }

@@ -245,6 +245,13 @@ type DeleteResponse struct {
 // ErrNotSupported is returned by a method the provider does not offer (see Capabilities).
 var ErrNotSupported = errors.New("not supported by this provider")
 
+// StateVersioner is implemented by providers whose stored state carries a schema version (the
+// Terraform plugins): StateCurrent reports whether state written with private is of the
+// current schema of typ, so an unchanged configuration needs no plan at all.
+type StateVersioner interface {
+	StateCurrent(ctx context.Context, typ string, private []byte) bool
+}
+
 // ErrUnknownType is wrapped by Schema when the provider has no resource type or data source
 // of the requested name.
 var ErrUnknownType = errors.New("unknown type")

@@ -149,6 +149,21 @@ func unchanged(s *schemas, req provider.DiffRequest) bool {
 	return err1 == nil && err2 == nil && b.IsWhollyKnown() && a.RawEquals(b)
 }
 
+// StateCurrent reports whether a stored state (by its Private envelope) has the current
+// schema version of typ.
+func (p *Provider) StateCurrent(ctx context.Context, typ string, private []byte) bool {
+	s, err := p.ready(ctx)
+	if err != nil {
+		return false
+	}
+	sc, err := s.lookup("", provider.SchemaResource, typ)
+	if err != nil {
+		return false
+	}
+	env, ok := unwrapPrivate(private)
+	return ok && env.Version == sc.version
+}
+
 // withTimeout applies a request's Timeout as a deadline.
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d > 0 {
