@@ -182,13 +182,18 @@ output "year" { value = time_static.t.year }
 	}
 	must("function", "create", "localtime", "--code", code, "--runtime", "terraform-provider")
 	must("provider", "create", "localtime", "--version", "0.14.2", "--function-urn", fmt.Sprintf(urn, "localtime"))
-	jsonDir := write("json", "main.tf.json", `{
+	const jsonTemplate = `{
   "terraform": {"required_providers": [{"time": {"source": "huawei.com/private-provider/localtime", "version": "0.14.2"}}]},
   "resource": {"time_static": {"j": {"rfc3339": "2023-03-04T05:06:07Z"}}},
   "output": {"day": {"value": "${time_static.j.day}"}}
-}`)
+}`
+	jsonDir := write("json", "main.tf.json", jsonTemplate)
 	if out := must("deploy", "-f", jsonDir, "--stack", "json"); !strings.Contains(out, "day = 4") {
 		t.Fatalf("json deploy:\n%s", out)
+	}
+	write("json", "main.tf.json", strings.Replace(jsonTemplate, "2023-03-04", "2023-03-09", 1))
+	if out := must("deploy", "-f", jsonDir, "--stack", "json"); !strings.Contains(out, "day = 9") {
+		t.Fatalf("json update:\n%s", out)
 	}
 	must("delete", "--stack", "json")
 
