@@ -226,6 +226,33 @@ func TestCreateFailureRollsBack(t *testing.T) {
 	}
 }
 
+// TestRollbackFailedRefusesUpdates: as CloudFormation, a stack whose creation could not be
+// rolled back accepts only a delete.
+func TestRollbackFailedRefusesUpdates(t *testing.T) {
+	h := newHarness(t, &providertest.Fake{CreateFn: failOn("B"), DeleteFn: func(_ context.Context, req provider.DeleteRequest) (provider.DeleteResponse, error) {
+		if req.Resource.Name == "A" {
+			return provider.DeleteResponse{}, errors.New("A is stuck")
+		}
+		return provider.DeleteResponse{}, nil
+	}})
+	if op := h.deploy("s", chain); op.StackStatus != "ROLLBACK_FAILED" {
+		t.Fatalf("op = %+v", op)
+	}
+	_, err := h.e.Deploy(context.Background(), "s", api.DeployRequest{TemplateName: "stack.yaml", Template: chain})
+	var ve *engine.ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "ROLLBACK_FAILED state and can not be updated") {
+		t.Fatalf("deploy of a ROLLBACK_FAILED stack: %v", err)
+	}
+	h.fake.DeleteFn = nil
+	op, err := h.e.Delete(context.Background(), "s", api.DeleteRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op := h.wait(op.ID); op.StackStatus != "DELETE_COMPLETE" {
+		t.Fatalf("delete: %+v", op)
+	}
+}
+
 func TestDisableRollbackKeepsWhatWasCreated(t *testing.T) {
 	h := newHarness(t, &providertest.Fake{CreateFn: failOn("B")})
 	op := h.deploy("s", chain, func(r *api.DeployRequest) { r.DisableRollback = true })

@@ -102,6 +102,12 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 			return api.Operation{}, &state.BusyError{Stack: stack, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
 		}
 	}
+	if prior.Status == "ROLLBACK_FAILED" {
+		// CloudFormation refuses too: the stack holds resources whose deletion failed, which
+		// only a delete (with --retain for those that cannot go) can settle.
+		return api.Operation{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
+			"stack %s is in ROLLBACK_FAILED state and can not be updated: delete it (with --retain for resources that cannot be deleted) and deploy again", stack)}}
+	}
 	if prior.Name != "" && prior.Status != "DELETE_COMPLETE" && prior.Dialect != "" && dialectOf(req) != prior.Dialect &&
 		(prior.Dialect == string(template.Terraform) || dialectOf(req) == string(template.Terraform)) {
 		return api.Operation{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
