@@ -126,6 +126,12 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		return api.Operation{}, &ValidationError{Diagnostics: diags}
 	}
 	lock := ps.lock
+	handedOff := false
+	defer func() {
+		if !handedOff { // an error before the run took the providers over: stop their plugins
+			_ = ps.close()
+		}
+	}()
 	if creating {
 		stackID = e.stackID(stack, st.Dialect)
 		if prior.Name != "" {
@@ -159,8 +165,7 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	var ho *handoff
 	if stackID == prior.ID || st.Dialect == template.Terraform {
 		ho = &handoff{tmpl: st, ps: ps}
-	} else {
-		_ = ps.close()
+		handedOff = true // start closes it if it fails
 	}
 	op, err := e.start(ctx, row, oreq, ho)
 	op.LockFile = string(lock)

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/zclconf/go-cty/cty"
@@ -47,7 +47,7 @@ func (s *scope) Resource(name string) (template.ResourceValue, bool) {
 		return template.UnknownResource, true
 	}
 	v, err := rowValue(row)
-	if err != nil { // checked when the row was set: cannot happen
+	if err != nil { // its envelope was checked by setRow; a value inside that cannot be decoded reads as unknown
 		return template.UnknownResource, true
 	}
 	s.vals[name] = v
@@ -63,11 +63,10 @@ func (s *scope) set(name string, v template.ResourceValue) {
 }
 
 // setRow makes a stored resource row the value of its resource. The row is decoded when an
-// expression first reads it; a row that is not valid JSON is refused now.
+// expression first reads it; one that is not a stored value is refused now.
 func (s *scope) setRow(row state.Resource) error {
-	if len(row.Outputs) > 0 && !json.Valid(row.Outputs) {
-		_, err := rowValue(row)
-		return err
+	if err := value.CheckStored(row.Outputs); err != nil {
+		return fmt.Errorf("cannot decode the state of %s: %w", row.Name, err)
 	}
 	s.mu.Lock()
 	delete(s.vals, row.Name)

@@ -14,6 +14,19 @@ type stored struct {
 	Sensitive [][]any         `json:"s,omitempty"`
 }
 
+// CheckStored reports whether b has the shape Marshal writes (empty, or {"v": ..., "s": ...}),
+// without decoding the value: a cheap check for data that is decoded later, if at all.
+func CheckStored(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	var s stored
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("cannot decode stored value: %w", err)
+	}
+	return nil
+}
+
 // Marshal encodes a wholly known value for storage, keeping its sensitive marks.
 func Marshal(v cty.Value) ([]byte, error) {
 	plain, pvm := v.UnmarkDeepWithPaths()

@@ -41,9 +41,12 @@ type Server struct {
 // session is a process kept for the calls of one session (Reuse).
 type session struct {
 	once sync.Once
-	p    *tfplugin.Process
-	err  error
-	last time.Time
+	// under Server.mu:
+	p        *tfplugin.Process
+	err      error
+	ready    bool      // once has run
+	inflight int       // calls running
+	last     time.Time // when the last call ended
 }
 
 // NewServer returns a server for the provider at executable with warm processes started
@@ -203,9 +206,11 @@ func (s *Server) callInSession(ctx context.Context, req Request, data, config []
 		s.sessions = map[string]*session{}
 	}
 	now := time.Now()
-	for k, ss := range s.sessions { // end idle sessions
-		if ss.p != nil && now.Sub(ss.last) > sessionIdle {
-			ss.p.Kill()
+	for k, old := range s.sessions { // end sessions idle for a while, never one with a call running
+		if old.ready && old.inflight == 0 && now.Sub(old.last) > sessionIdle {
+			if old.p != nil {
+				old.p.Kill()
+			}
 			delete(s.sessions, k)
 		}
 	}
@@ -214,26 +219,37 @@ func (s *Server) callInSession(ctx context.Context, req Request, data, config []
 		ss = &session{}
 		s.sessions[key] = ss
 	}
-	ss.last = now
+	ss.inflight++
 	s.mu.Unlock()
-	ss.once.Do(func() {
-		if ss.p, ss.err = s.fresh(); ss.err != nil || config == nil {
-			return
-		}
-		ss.err = configure(ctx, ss.p, config)
-	})
-	if ss.err != nil {
+	defer func() {
 		s.mu.Lock()
-		delete(s.sessions, key)
+		ss.inflight--
+		ss.last = time.Now()
 		s.mu.Unlock()
-		if ss.p != nil {
-			ss.p.Kill()
+	}()
+	ss.once.Do(func() {
+		p, err := s.fresh()
+		if err == nil && config != nil {
+			if err = configure(ctx, p, config); err != nil {
+				p.Kill()
+			}
 		}
-		return nil, ss.err
+		s.mu.Lock()
+		ss.p, ss.err, ss.ready = p, err, true
+		if err != nil && s.sessions[key] == ss {
+			delete(s.sessions, key) // the next call of the session tries again
+		}
+		s.mu.Unlock()
+	})
+	s.mu.Lock()
+	p, err := ss.p, ss.err
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
 	var out []byte
-	if err := invokeRaw(ctx, ss.p.Conn(), req.MethodName, data, &out); err != nil {
-		return nil, fmt.Errorf("%w%s", err, ss.p.Stderr())
+	if err := invokeRaw(ctx, p.Conn(), req.MethodName, data, &out); err != nil {
+		return nil, fmt.Errorf("%w%s", err, p.Stderr())
 	}
 	return out, nil
 }
