@@ -56,6 +56,9 @@ func (r *run) deploy(ctx context.Context) error {
 			return r.rollback(ctx, phaseRollback, failure)
 		}
 		// Outputs are written now so that a run resumed during cleanup still has them.
+		if r.tf() {
+			r.stack.Providers = r.ps.fingerprintsJSON()
+		}
 		if err := r.e.store.PutStack(context.WithoutCancel(ctx), r.stack); err != nil {
 			return fmt.Errorf("cannot write stack %s: %w", r.stack.Name, err)
 		}
@@ -199,7 +202,7 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 		return r.create(ctx, sc, p, res, props)
 	}
 	if r.tf() && !res.IgnoreAllChanges && len(res.IgnoreChanges) == 0 && prior.Status != "UPDATE_FAILED" &&
-		!r.triggered(res) && r.unchanged(res, props) {
+		!r.triggered(res) && r.unchanged(res, props) && r.sameProvider(res.Provider, true) {
 		// The configuration its state was applied from, under the same schema: nothing to plan.
 		if sv, ok := p.(provider.StateVersioner); ok && sv.StateCurrent(ctx, res.Type, prior.Private) {
 			return sc.setRow(prior)
@@ -294,7 +297,7 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 	if !known(props) {
 		return nil, cty.NilVal, "properties are not known after their dependencies were applied"
 	}
-	if res.Mode == template.Data || r.unchanged(res, props) {
+	if res.Mode == template.Data || (r.unchanged(res, props) && r.sameProvider(res.Provider, false)) {
 		return p, props, ""
 	}
 	resp, err := p.Check(ctx, provider.CheckRequest{Resource: r.resource(res), Props: props})
@@ -316,6 +319,21 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 		props = resp.Props
 	}
 	return p, props, ""
+}
+
+// sameProvider reports whether provider configuration addr is what the stack's last
+// successful deploy applied with: the same plugin version and, with config, the same
+// evaluated configuration (addr is configured by then).
+func (r *run) sameProvider(addr string, config bool) bool {
+	prior, ok := r.appliedWith[addr]
+	if !ok {
+		return false
+	}
+	if !config {
+		return prior.Version == r.ps.version(addr)
+	}
+	cur, ok := r.ps.fingerprint(addr)
+	return ok && cur.Config != "" && cur == prior
 }
 
 // warn keeps a provider warning about a resource for the event that ends its step.

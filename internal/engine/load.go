@@ -30,10 +30,12 @@ type source struct {
 	params   map[string]string
 	upgrade  bool
 	// applied holds the stored configuration (value.Marshal) of each resource whose last
-	// apply succeeded. A Terraform-language resource whose configuration is byte-for-byte
-	// the same is not checked again when loading: it was valid when it was applied, and the
-	// lock file pins its provider (--upgrade checks everything).
-	applied map[string][]byte
+	// apply succeeded, and appliedWith the provider fingerprints of the last deploy that
+	// succeeded. A Terraform-language resource whose configuration is byte-for-byte the same,
+	// served by the same provider version, is not checked again when loading: it was valid
+	// when it was applied (--upgrade checks everything).
+	applied     map[string][]byte
+	appliedWith map[string]providerFP
 }
 
 func sourceOf(req api.DeployRequest) source {
@@ -110,7 +112,7 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 		return nil, nil, diags
 	}
 	if flags&loadCheck != 0 {
-		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID, src.applied))
+		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID, src))
 		if st.Dialect == template.Terraform && !diags.HasErrors() {
 			diags = diags.Append(checkOutputs(st, schemaScope{ctx: ctx, st: st, ps: ps}))
 		}
@@ -141,7 +143,7 @@ func graphOf(st *template.Stack) *dag.Graph {
 
 // checkAll checks every resource, in parallel: a configuration of thousands of resources is
 // validated in one pass over the providers.
-func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerSet, stackName, stackID string, applied map[string][]byte) diag.Diagnostics {
+func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerSet, stackName, stackID string, src source) diag.Diagnostics {
 	out := make([]diag.Diagnostics, len(st.Resources))
 	sem := make(chan struct{}, e.o.Parallelism)
 	var wg sync.WaitGroup
@@ -150,7 +152,11 @@ func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerS
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i] = e.check(ctx, st, ps, r, stackName, stackID, applied[r.Name])
+			var applied []byte
+			if fp, ok := src.appliedWith[r.Provider]; ok && fp.Version == ps.version(r.Provider) {
+				applied = src.applied[r.Name]
+			}
+			out[i] = e.check(ctx, st, ps, r, stackName, stackID, applied)
 		}()
 	}
 	wg.Wait()

@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -13,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/value"
 )
 
 // Plugins finds and starts the provider plugins a Terraform-language stack requires. The
@@ -56,6 +60,69 @@ type instance struct {
 	once sync.Once // configuration
 	diag diag.Diagnostics
 	err  error
+	fp   providerFP // set once configured
+}
+
+// providerFP identifies what a provider configuration's resources were applied with: the
+// plugin's version and a digest of its evaluated configuration. A resource whose own
+// configuration is unchanged is skipped only when its provider's fingerprint is too (a new
+// version, or a changed provider block such as AWS default_tags, must plan it again).
+type providerFP struct {
+	Version string `json:"v"`
+	Config  string `json:"c,omitempty"` // "" when the configuration could not be digested
+}
+
+// fingerprints decodes state.Stack.Providers.
+func fingerprints(b []byte) map[string]providerFP {
+	out := map[string]providerFP{}
+	if len(b) > 0 {
+		_ = json.Unmarshal(b, &out) // unreadable: nothing matches, everything is planned
+	}
+	return out
+}
+
+// version is the plugin version serving provider configuration addr ("" if unknown).
+func (ps *providerSet) version(addr string) string {
+	if ps.tmpl == nil {
+		return ""
+	}
+	cfg := ps.tmpl.Provider(addr)
+	if cfg == nil {
+		return ""
+	}
+	req := ps.tmpl.Requirement(cfg.Name)
+	if req == nil {
+		return ""
+	}
+	if pkg, ok := ps.pkgs[req.Source]; ok {
+		return pkg.Version()
+	}
+	return ""
+}
+
+// fingerprint is the fingerprint of a configured provider configuration.
+func (ps *providerSet) fingerprint(addr string) (providerFP, bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	in, ok := ps.inst[addr]
+	if !ok || in.fp.Version == "" {
+		return providerFP{}, false
+	}
+	return in.fp, true
+}
+
+// fingerprintsJSON records every configured provider configuration's fingerprint.
+func (ps *providerSet) fingerprintsJSON() []byte {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	out := map[string]providerFP{}
+	for addr, in := range ps.inst {
+		if in.fp.Version != "" {
+			out[addr] = in.fp
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
 }
 
 // resolveProviders resolves the plugins of a Terraform-language stack; other dialects need
@@ -131,6 +198,13 @@ func (ps *providerSet) configured(ctx context.Context, sc template.Scope, typ, p
 		}
 		resp, err := p.Configure(ctx, provider.ConfigureRequest{Config: val})
 		in.diag, in.err = diags.Append(resp.Diagnostics), err
+		if err == nil && !in.diag.HasErrors() {
+			in.fp = providerFP{Version: ps.version(providerAddr)}
+			if b, err := value.Marshal(val); err == nil && val.IsWhollyKnown() {
+				sum := sha256.Sum256(b)
+				in.fp.Config = hex.EncodeToString(sum[:])
+			}
+		}
 	})
 	switch {
 	case in.err != nil:

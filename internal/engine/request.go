@@ -119,7 +119,7 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	}
 	src := sourceOf(req)
 	if !creating && !req.Upgrade {
-		src.applied = e.appliedConfigs(ctx, prior)
+		src.applied, src.appliedWith = e.appliedConfigs(ctx, prior), fingerprints(prior.Providers)
 	}
 	st, ps, diags := e.load(ctx, stack, stackID, src, loadCheck)
 	if st == nil {
@@ -156,9 +156,9 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		return api.Operation{}, fmt.Errorf("cannot encode template: %w", err)
 	}
 	row := state.Stack{Name: stack, ID: stackID, Dialect: string(st.Dialect), Description: st.Description,
-		Parameters: params, CreatedAt: prior.CreatedAt, Outputs: prior.Outputs, Template: source}
+		Parameters: params, CreatedAt: prior.CreatedAt, Outputs: prior.Outputs, Template: source, Providers: prior.Providers}
 	if creating {
-		row.CreatedAt, row.Outputs = e.now(), nil
+		row.CreatedAt, row.Outputs, row.Providers = e.now(), nil, nil
 	}
 	// The run takes over the loaded template and the providers it started, rather than
 	// parsing and launching again; the parse depends on the stack id only in CloudFormation.

@@ -41,6 +41,8 @@ type run struct {
 	journal map[string][]state.JournalEntry // this operation's entries by step key
 	changed map[string]bool                 // resources created, updated or replaced by this run
 	warned  map[string][]string             // provider warnings about a resource, shown with its outcome
+	// appliedWith are the provider fingerprints of the stack's last successful deploy.
+	appliedWith map[string]providerFP
 }
 
 // image is a resource row as a journal entry's detail keeps it.
@@ -162,6 +164,7 @@ func (r *run) load(ctx context.Context, ho *handoff) error {
 		return fmt.Errorf("cannot read stack %s: %w", r.op.Stack, err)
 	}
 	r.stack = st
+	r.appliedWith = fingerprints(st.Providers)
 	entries, err := r.e.store.ListJournal(ctx, r.op.ID)
 	if err != nil {
 		return fmt.Errorf("cannot read journal of operation %s: %w", r.op.ID, err)

@@ -38,7 +38,11 @@ type Stack struct {
 	Outputs      []byte // JSON list of api.Output, already masked
 	// Template is the source of the last deploy that started (JSON of api.DeployRequest): a
 	// Terraform-language stack needs its provider configurations to delete its resources.
-	Template  []byte
+	Template []byte
+	// Providers records, for a Terraform-language stack, each provider configuration's version
+	// and configuration digest as of the last deploy that succeeded (JSON, engine-defined):
+	// resources are skipped as unchanged only under the same ones.
+	Providers []byte
 	Operation string // id of the running operation, or "": derived by the store, ignored by PutStack
 	CreatedAt time.Time
 	UpdatedAt time.Time

@@ -81,9 +81,6 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	if err != nil {
 		return provider.DiffResponse{}, err
 	}
-	if unchanged(s, req) {
-		return provider.DiffResponse{Planned: req.OldOutputs}, nil
-	}
 	pl, err := p.plan(ctx, s, req.Resource.Type, req.OldOutputs, req.Private, req.NewProps, false)
 	if err != nil {
 		return provider.DiffResponse{}, err
@@ -125,28 +122,6 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 		sort.Strings(resp.ChangedKeys)
 	}
 	return resp, nil
-}
-
-// unchanged reports whether a resource's configuration is the one its stored state was
-// applied from, under the same schema version: then cairn, like CloudFormation and unlike
-// terraform, skips PlanResourceChange. Without a refresh the prior state is what the last
-// apply returned, and a provider asked to plan the same configuration against it plans no
-// change; a no-op deploy of thousands of resources then makes no call per resource.
-func unchanged(s *schemas, req provider.DiffRequest) bool {
-	if req.OldProps == cty.NilVal || req.OldOutputs == cty.NilVal || req.OldOutputs.IsNull() {
-		return false
-	}
-	sc, err := s.lookup("", provider.SchemaResource, req.Resource.Type)
-	if err != nil {
-		return false
-	}
-	if env, ok := unwrapPrivate(req.Private); !ok || env.Version != sc.version {
-		return false
-	}
-	// Stored configurations lose the types of nulls and collections; fit both to the schema.
-	a, err1 := sc.block.fit(unmark(req.OldProps), nil)
-	b, err2 := sc.block.fit(unmark(req.NewProps), nil)
-	return err1 == nil && err2 == nil && b.IsWhollyKnown() && a.RawEquals(b)
 }
 
 // StateCurrent reports whether a stored state (by its Private envelope) has the current

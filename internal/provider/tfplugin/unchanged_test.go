@@ -7,10 +7,9 @@ import (
 	"github.com/cairn-dev/cairn/internal/provider"
 )
 
-// TestUnchangedSkipsPlan: a configuration equal to the one the stored state was applied from,
-// under the same schema version, is answered without PlanResourceChange; any difference in
-// configuration or schema version plans as terraform does. Validations are memoised.
-func TestUnchangedSkipsPlan(t *testing.T) {
+// TestValidationMemoAndStateCurrent: one configuration is validated once per provider
+// instance; StateCurrent tells a state of the current schema version from an older one.
+func TestValidationMemoAndStateCurrent(t *testing.T) {
 	f := newFake6()
 	p := f.serve(t, Options{})
 	ctx := testCtx(t)
@@ -24,33 +23,28 @@ func TestUnchangedSkipsPlan(t *testing.T) {
 	if n := f.called("ValidateResourceConfig"); n != 1 {
 		t.Errorf("ValidateResourceConfig called %d times for one configuration, want 1", n)
 	}
+	if _, err := p.Check(ctx, provider.CheckRequest{Resource: fakeThing, Props: fakeConfig(t, p, "y")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.called("ValidateResourceConfig"); n != 2 {
+		t.Errorf("a second configuration was not validated: %d calls", n)
+	}
 	cr, err := p.Create(ctx, provider.CreateRequest{Resource: fakeThing, Props: tc})
 	noErrors(t, "Create", cr.Diagnostics, err)
-	outs := stored(t, cr.Outputs)
-	// As the engine hands it back: decoded from storage, where nulls lost their types.
-	oldProps := stored(t, tc)
-
-	plans := f.called("PlanResourceChange")
-	same, err := p.Diff(ctx, provider.DiffRequest{Resource: fakeThing, ID: cr.ID, OldProps: oldProps, NewProps: tc,
-		OldOutputs: outs, Private: cr.Private})
-	noErrors(t, "Diff(same)", same.Diagnostics, err)
-	if same.Changed || f.called("PlanResourceChange") != plans {
-		t.Errorf("unchanged configuration: Changed=%v, %d plans", same.Changed, f.called("PlanResourceChange")-plans)
+	if !p.StateCurrent(ctx, "fake_thing", cr.Private) {
+		t.Errorf("a state just written is not current")
 	}
-
-	older := wrapPrivate(fakeThingVersion-1, nil)
-	if _, err := p.Diff(ctx, provider.DiffRequest{Resource: fakeThing, ID: cr.ID, OldProps: oldProps, NewProps: tc,
-		OldOutputs: outs, Private: older}); err != nil {
+	if p.StateCurrent(ctx, "fake_thing", wrapPrivate(fakeThingVersion-1, nil)) || p.StateCurrent(ctx, "fake_thing", []byte("raw")) {
+		t.Errorf("an older or unversioned state counts as current")
+	}
+	// Diff always plans: whether a configuration may be skipped is the engine's call.
+	plans := f.called("PlanResourceChange")
+	if _, err := p.Diff(ctx, provider.DiffRequest{Resource: fakeThing, ID: cr.ID, OldProps: stored(t, tc), NewProps: tc,
+		OldOutputs: stored(t, cr.Outputs), Private: cr.Private}); err != nil {
 		t.Fatal(err)
 	}
 	if f.called("PlanResourceChange") != plans+1 {
-		t.Errorf("a state of another schema version was not planned")
-	}
-	d, err := p.Diff(ctx, provider.DiffRequest{Resource: fakeThing, ID: cr.ID, OldProps: oldProps, NewProps: fakeConfig(t, p, "y"),
-		OldOutputs: outs, Private: cr.Private})
-	noErrors(t, "Diff(name)", d.Diagnostics, err)
-	if !d.Replace || f.called("PlanResourceChange") < plans+2 {
-		t.Errorf("a changed configuration was not planned: %+v", d)
+		t.Errorf("Diff did not plan")
 	}
 }
 

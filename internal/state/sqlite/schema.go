@@ -144,4 +144,8 @@ CREATE TABLE functions (
 	created_at INTEGER NOT NULL
 );
 `,
+	// 6: the provider versions and configurations a Terraform-language stack last applied with.
+	`
+ALTER TABLE stacks ADD COLUMN providers BLOB;
+`,
 }

@@ -13,14 +13,14 @@ import (
 // stackSelect reads stacks with their running operation, found through
 // one_running_operation_per_stack.
 const stackSelect = `SELECT s.name, s.id, s.dialect, s.status, s.status_reason, s.description, s.parameters, s.outputs,
-	COALESCE(o.id, ''), s.created_at, s.updated_at, s.template
+	COALESCE(o.id, ''), s.created_at, s.updated_at, s.template, s.providers
 	FROM stacks s LEFT JOIN operations o ON o.stack = s.name AND o.status = 'running'`
 
 func scanStack(sc scanner) (state.Stack, error) {
 	var st state.Stack
 	var c, u int64
 	err := sc.Scan(&st.Name, &st.ID, &st.Dialect, &st.Status, &st.StatusReason, &st.Description, &st.Parameters,
-		&st.Outputs, &st.Operation, &c, &u, &st.Template)
+		&st.Outputs, &st.Operation, &c, &u, &st.Template, &st.Providers)
 	st.CreatedAt, st.UpdatedAt = tm(c), tm(u)
 	return st, err
 }
@@ -29,14 +29,14 @@ func scanStack(sc scanner) (state.Stack, error) {
 // from the stack's running operation.
 func (s *Store) PutStack(ctx context.Context, st state.Stack) error {
 	_, err := s.w.ExecContext(ctx, `INSERT INTO stacks
-		(name, id, dialect, status, status_reason, description, parameters, outputs, created_at, updated_at, template)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(name, id, dialect, status, status_reason, description, parameters, outputs, created_at, updated_at, template, providers)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET id = excluded.id, dialect = excluded.dialect, status = excluded.status,
 		status_reason = excluded.status_reason, description = excluded.description, parameters = excluded.parameters,
 		outputs = excluded.outputs, created_at = excluded.created_at, updated_at = excluded.updated_at,
-		template = excluded.template`,
+		template = excluded.template, providers = excluded.providers`,
 		st.Name, st.ID, st.Dialect, st.Status, st.StatusReason, st.Description, st.Parameters, st.Outputs,
-		ms(st.CreatedAt), ms(st.UpdatedAt), st.Template)
+		ms(st.CreatedAt), ms(st.UpdatedAt), st.Template, st.Providers)
 	if err != nil {
 		return fmt.Errorf("cannot put stack %s: %w", st.Name, err)
 	}
