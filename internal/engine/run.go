@@ -330,8 +330,11 @@ func (r *run) enter(ctx context.Context, phase, reason string) error {
 
 // stackType is the type stack events carry.
 func stackType(dialect string) string {
-	if dialect == string(template.ROS) {
+	switch dialect {
+	case string(template.ROS):
 		return "ALIYUN::ROS::Stack"
+	case string(template.Terraform):
+		return "terraform_stack" // in the naming style of the resource types around it
 	}
 	return "AWS::CloudFormation::Stack"
 }

@@ -61,7 +61,7 @@ func TestTerraformTimeProvider(t *testing.T) {
 		return string(out)
 	}
 	out := run("deploy", "-f", cfg, "--stack", "tf")
-	if !strings.Contains(out, "CREATE_COMPLETE") || !strings.Contains(out, "trigger = a") {
+	if !strings.Contains(out, "CREATE_COMPLETE") || !strings.Contains(out, "trigger = a") || !strings.Contains(out, "terraform_stack") {
 		t.Fatalf("deploy:\n%s", out)
 	}
 	lock, err := os.ReadFile(filepath.Join(cfg, ".terraform.lock.hcl"))
