@@ -203,7 +203,7 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 	}
 	if r.tf() && !res.IgnoreAllChanges && len(res.IgnoreChanges) == 0 && prior.Status != "UPDATE_FAILED" &&
 		!r.triggered(res) && r.unchanged(res, props) && r.sameProvider(res.Provider, true) {
-		// The configuration its state was applied from, under the same schema: nothing to plan.
+		// The configuration, provider and schema its state was applied with: nothing to plan.
 		if sv, ok := p.(provider.StateVersioner); ok && sv.StateCurrent(ctx, res.Type, prior.Private) {
 			return sc.setRow(prior)
 		}
@@ -367,7 +367,7 @@ func (r *run) warnings(name string, ds diag.Diagnostics) string {
 // last successful apply stored, so it needs no check (see source.applied).
 func (r *run) unchanged(res *template.Resource, props cty.Value) bool {
 	prior, ok := r.prior[res.Name]
-	if !ok || !r.tf() || r.req.Deploy == nil || r.req.Deploy.Upgrade ||
+	if !ok || !r.tf() || r.req.Deploy == nil || r.req.Deploy.Upgrade || prior.Provider != res.Provider ||
 		!strings.HasSuffix(prior.Status, "_COMPLETE") || strings.HasPrefix(prior.Status, "DELETE") {
 		return false
 	}

@@ -34,7 +34,7 @@ type source struct {
 	// succeeded. A Terraform-language resource whose configuration is byte-for-byte the same,
 	// served by the same provider version, is not checked again when loading: it was valid
 	// when it was applied (--upgrade checks everything).
-	applied     map[string][]byte
+	applied     map[string]state.Resource
 	appliedWith map[string]providerFP
 }
 
@@ -78,7 +78,7 @@ func (e *Engine) parse(stackName, stackID string, src source, validate bool) (*t
 
 // appliedConfigs returns, for a Terraform-language stack, the stored configuration of every
 // resource whose last apply succeeded (source.applied); nil for other stacks.
-func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[string][]byte {
+func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[string]state.Resource {
 	if stack.Dialect != string(template.Terraform) || stack.Status == "DELETE_COMPLETE" {
 		return nil
 	}
@@ -86,10 +86,10 @@ func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[stri
 	if err != nil {
 		return nil // checking everything is always correct
 	}
-	out := make(map[string][]byte, len(rows))
+	out := make(map[string]state.Resource, len(rows))
 	for _, row := range rows {
 		if strings.HasSuffix(row.Status, "_COMPLETE") && !strings.HasPrefix(row.Status, "DELETE") {
-			out[row.Name] = row.Props
+			out[row.Name] = state.Resource{Props: row.Props, Provider: row.Provider}
 		}
 	}
 	return out
@@ -153,8 +153,9 @@ func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerS
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			var applied []byte
-			if fp, ok := src.appliedWith[r.Provider]; ok && fp.Version == ps.version(r.Provider) {
-				applied = src.applied[r.Name]
+			row, had := src.applied[r.Name]
+			if fp, ok := src.appliedWith[r.Provider]; had && ok && row.Provider == r.Provider && fp.Version == ps.version(r.Provider) {
+				applied = row.Props
 			}
 			out[i] = e.check(ctx, st, ps, r, stackName, stackID, applied)
 		}()
