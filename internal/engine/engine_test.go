@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -413,5 +415,46 @@ func TestValidateListsServedTypes(t *testing.T) {
 	if resp.Valid || len(resp.Diagnostics) != 1 || !strings.Contains(resp.Diagnostics[0].Summary, "Test::*") ||
 		resp.Diagnostics[0].Path != "Resources.X.Type" || resp.Diagnostics[0].Line == 0 {
 		t.Errorf("Validate = %+v", resp)
+	}
+}
+
+// TestParallelismBoundsProviderCalls: a deploy's --parallelism bounds the provider calls in
+// flight, as terraform's -parallelism does.
+func TestParallelismBoundsProviderCalls(t *testing.T) {
+	var mu sync.Mutex
+	running, most := 0, 0
+	h := newHarness(t, &providertest.Fake{CreateFn: func(_ context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return provider.CreateResponse{ID: req.Resource.Name + "-x", Outputs: req.Props}, nil
+	}})
+	var b strings.Builder
+	b.WriteString("Resources:\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "  R%d: {Type: Test::Thing, Properties: {N: %d}}\n", i, i)
+	}
+	for _, par := range []int{2, 0} {
+		mu.Lock()
+		most = 0
+		mu.Unlock()
+		op := h.deploy(fmt.Sprintf("p%d", par), b.String(), func(r *api.DeployRequest) { r.Parallelism = par })
+		if op.StackStatus != "CREATE_COMPLETE" {
+			t.Fatalf("op = %+v", op)
+		}
+		mu.Lock()
+		got := most
+		mu.Unlock()
+		if par == 2 && got > 2 {
+			t.Errorf("--parallelism 2: %d creates at once", got)
+		}
+		if par == 0 && got <= 2 {
+			t.Errorf("default parallelism: only %d creates at once", got)
+		}
 	}
 }
