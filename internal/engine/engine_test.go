@@ -3,11 +3,11 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
-	"testing"
-	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
