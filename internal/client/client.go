@@ -136,6 +136,12 @@ func waitQuery(q url.Values, wait time.Duration) url.Values {
 // do sends body (when not nil) as JSON and decodes a 2xx answer into out, any other into an
 // *api.Error.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body, out any) error {
+	return c.send(ctx, method, path, q, body, out, nil, func(status int, data []byte) error { return decodeError(status, data) })
+}
+
+// send is do with extra request headers and the decoder of a non-2xx answer.
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, body, out any, header http.Header,
+	fail func(status int, data []byte) error) error {
 	u := c.base + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
@@ -151,6 +157,9 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return fmt.Errorf("cannot build the request: %w", err)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -169,7 +178,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		return fmt.Errorf("cannot read the answer to %s %s: %w", method, path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return decodeError(resp.StatusCode, data)
+		return fail(resp.StatusCode, data)
 	}
 	if out == nil {
 		return nil

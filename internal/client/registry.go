@@ -1,12 +1,10 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -141,54 +139,16 @@ func listQuery(q api.ListPrivateProvidersQuery, id string) url.Values {
 
 // rfs is do for the registry: a Client-Request-Id on every request, and RFS error bodies.
 func (c *Client) rfs(ctx context.Context, method, path string, q url.Values, body, out any) error {
-	u := c.base + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("cannot encode the request: %w", err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return fmt.Errorf("cannot build the request: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set(api.ClientRequestIDHeader, requestID())
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("cannot read the answer to %s %s: %w", method, path, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	h := http.Header{}
+	h.Set(api.ClientRequestIDHeader, requestID())
+	return c.send(ctx, method, path, q, body, out, h, func(status int, data []byte) error {
 		var e api.RFSError
 		if err := json.Unmarshal(data, &e); err == nil && e.ErrorCode != "" {
-			e.Status = resp.StatusCode
+			e.Status = status
 			return &e
 		}
-		return decodeError(resp.StatusCode, data)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("cannot decode the answer to %s %s: %w", method, path, err)
-	}
-	return nil
+		return decodeError(status, data)
+	})
 }
 
 // requestID is a random (version 4) UUID, a valid Client-Request-Id.
