@@ -322,17 +322,23 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 }
 
 // sameProvider reports whether provider configuration addr is what the stack's last
-// successful deploy applied with: the same plugin version and, with config, the same
-// evaluated configuration (addr is configured by then).
+// successful deploy applied with (see sameProviderAs).
 func (r *run) sameProvider(addr string, config bool) bool {
-	prior, ok := r.appliedWith[addr]
+	return sameProviderAs(r.appliedWith, r.ps, addr, config)
+}
+
+// sameProviderAs reports whether provider configuration addr is the one appliedWith records:
+// the same plugin version and, with config, the same evaluated configuration (addr must be
+// configured by then).
+func sameProviderAs(appliedWith map[string]providerFP, ps *providerSet, addr string, config bool) bool {
+	prior, ok := appliedWith[addr]
 	if !ok {
 		return false
 	}
 	if !config {
-		return prior.Version == r.ps.version(addr)
+		return prior.Version == ps.version(addr)
 	}
-	cur, ok := r.ps.fingerprint(addr)
+	cur, ok := ps.fingerprint(addr)
 	return ok && cur.Config != "" && cur == prior
 }
 
@@ -367,12 +373,17 @@ func (r *run) warnings(name string, ds diag.Diagnostics) string {
 // last successful apply stored, so it needs no check (see source.applied).
 func (r *run) unchanged(res *template.Resource, props cty.Value) bool {
 	prior, ok := r.prior[res.Name]
-	if !ok || !r.tf() || r.req.Deploy == nil || r.req.Deploy.Upgrade || prior.Provider != res.Provider ||
-		!strings.HasSuffix(prior.Status, "_COMPLETE") || strings.HasPrefix(prior.Status, "DELETE") {
+	return ok && r.tf() && r.req.Deploy != nil && !r.req.Deploy.Upgrade && appliedFrom(prior, res, props)
+}
+
+// appliedFrom reports whether row is a successful apply of res's configuration props, by the
+// same provider configuration.
+func appliedFrom(row state.Resource, res *template.Resource, props cty.Value) bool {
+	if row.Provider != res.Provider || !strings.HasSuffix(row.Status, "_COMPLETE") || strings.HasPrefix(row.Status, "DELETE") {
 		return false
 	}
 	b, err := value.Marshal(props)
-	return err == nil && bytes.Equal(b, prior.Props)
+	return err == nil && bytes.Equal(b, row.Props)
 }
 
 // read reads a data source; its value lives in the run's scope only (data sources are read

@@ -31,7 +31,11 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	if fresh {
 		stackID = ""
 	}
-	st, ps, diags := e.load(ctx, stack, stackID, sourceOf(req), loadCheck)
+	src := sourceOf(req)
+	if !fresh && !req.Upgrade {
+		src.applied, src.appliedWith = e.appliedConfigs(ctx, prior), fingerprints(prior.Providers)
+	}
+	st, ps, diags := e.load(ctx, stack, stackID, src, loadCheck)
 	if st == nil {
 		return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
 	}
@@ -46,7 +50,8 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			rows[row.Name] = row
 		}
 	}
-	pv := previewer{e: e, st: st, ps: ps, sc: newScope(st), rows: rows, stackName: stack, stackID: stackID, changed: map[string]bool{}}
+	pv := previewer{e: e, st: st, ps: ps, sc: newScope(st), rows: rows, appliedWith: src.appliedWith, stackName: stack, stackID: stackID,
+		changed: map[string]bool{}}
 	resp := api.PreviewResponse{Stack: stack, Dialect: string(st.Dialect), Changes: []api.Change{}, LockFile: string(ps.lock)}
 	for _, name := range topoOrder(st) {
 		if st.Provider(name) != nil {
@@ -95,6 +100,7 @@ type previewer struct {
 	ps                 *providerSet
 	sc                 *scope
 	rows               map[string]state.Resource
+	appliedWith        map[string]providerFP // provider fingerprints of the last successful deploy
 	stackName, stackID string
 	changed            map[string]bool // resources the deploy would create, update or replace
 }

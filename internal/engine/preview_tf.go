@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/value"
 )
@@ -37,6 +38,10 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 		return ch, ds, nil
 	}
 	row, had := pv.rows[res.Name]
+	if had && row.ID != "" && pv.unchanged(ctx, p, res, row, props) {
+		ch.Action, ch.PhysicalID = api.ActionNoop, row.ID
+		return ch, nil, pv.sc.setRow(row)
+	}
 	req := provider.DiffRequest{Resource: pr, NewProps: props}
 	prior := cty.NullVal(cty.DynamicPseudoType)
 	if had && row.ID != "" {
@@ -96,6 +101,24 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 	pv.sc.set(res.Name, next)
 	ch.Details = attrChanges(prior, planned, diff.ReplacePaths)
 	return ch, ds, nil
+}
+
+// unchanged reports, as the deploy's walk decides, that res's state was applied from props
+// under the same provider configuration and schema, so it needs no plan.
+func (pv *previewer) unchanged(ctx context.Context, p provider.Provider, res *template.Resource, row state.Resource, props cty.Value) bool {
+	if res.IgnoreAllChanges || len(res.IgnoreChanges) > 0 || row.Status == "UPDATE_FAILED" {
+		return false
+	}
+	for _, a := range res.ReplaceTriggeredBy {
+		if pv.changed[a] {
+			return false
+		}
+	}
+	if !appliedFrom(row, res, props) || !sameProviderAs(pv.appliedWith, pv.ps, res.Provider, true) {
+		return false
+	}
+	sv, ok := p.(provider.StateVersioner)
+	return ok && sv.StateCurrent(ctx, res.Type, row.Private)
 }
 
 // attrChanges lists the top-level attributes that differ between before and after, masked for

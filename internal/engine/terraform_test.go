@@ -113,6 +113,20 @@ func TestTerraformUnchangedIsNotChecked(t *testing.T) {
 	if fmt.Sprint(f.counts) != fmt.Sprint(want) {
 		t.Errorf("redeploy with r1 changed: calls %v, want %v", f.counts, want)
 	}
+	// A preview decides as the deploy would: r0 is neither checked nor planned.
+	f.mu.Lock()
+	f.counts = map[string]int{}
+	f.mu.Unlock()
+	pr, err := e.Preview(context.Background(), "tf", api.DeployRequest{Files: map[string]string{"main.tf": tfConfig("a", "C")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Changes) != 1 || pr.Changes[0].LogicalID != "fake_thing.r1" {
+		t.Errorf("preview changes = %+v", pr.Changes)
+	}
+	if f.counts["Check fake_thing.r0"] != 0 || f.counts["Diff fake_thing.r0"] != 0 || f.counts["Diff fake_thing.r1"] != 1 {
+		t.Errorf("preview calls: %v", f.counts)
+	}
 	deploy(true, "a", "B")
 	if f.counts["Check fake_thing.r0"] == 0 || f.counts["Check fake_thing.r1"] == 0 {
 		t.Errorf("--upgrade did not check everything again: %v", f.counts)
