@@ -191,6 +191,9 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 		}
 		return &stepFailed{name, fail}
 	}
+	if r.tf() && r.isGone(name) { // destroyed first by a replacement upstream (destroyDependentsFirst)
+		return r.create(ctx, sc, p, res, props)
+	}
 	if !had || prior.Status == "CREATE_FAILED" {
 		if had && r.tf() && prior.ID != "" {
 			// A failed create that left an object behind is tainted: terraform replaces it.

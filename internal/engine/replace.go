@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -24,8 +25,116 @@ func (r *run) replace(ctx context.Context, sc *scope, p provider.Provider, res *
 		}
 		return r.update(ctx, sc, p, res, prior, oldProps, props, true)
 	}
+	if err := r.destroyDependentsFirst(ctx, res); err != nil {
+		return err
+	}
 	if err := r.deleteOne(ctx, "replace/"+res.Name, targetOf(prior)); err != nil {
 		return err
 	}
 	return r.create(ctx, sc, p, res, props)
+}
+
+// destroyDependentsFirst orders a destroy-then-create replacement as terraform does: the
+// existing resources downstream of res that will be replaced too (their plan, with the
+// replaced resources' new values unknown, requires it) are destroyed first, dependents before
+// what they depend on, so that nothing is deleted while something still uses it. Their own
+// steps then create them anew. A dependent whose plan cannot be made now is left to its step.
+func (r *run) destroyDependentsFirst(ctx context.Context, res *template.Resource) error {
+	replaced := map[string]bool{res.Name: true}
+	var doomed []string
+	for _, name := range r.order() {
+		d := r.tmpl.Resource(name)
+		if d == nil || replaced[name] || d.Mode != template.Managed || d.CreateBeforeDestroy || d.PreventDestroy ||
+			d.IgnoreAllChanges || len(d.IgnoreChanges) > 0 || !dependsOnAny(d, replaced) || r.isGone(name) {
+			continue
+		}
+		prior, had := r.prior[name]
+		if !had || prior.ID == "" || !strings.HasSuffix(prior.Status, "_COMPLETE") || strings.HasPrefix(prior.Status, "DELETE") {
+			continue
+		}
+		if r.planReplaces(ctx, d, prior, replaced) {
+			replaced[name] = true
+			doomed = append(doomed, name)
+		}
+	}
+	for i := len(doomed) - 1; i >= 0; i-- {
+		name := doomed[i]
+		if !r.claimGone(name) {
+			continue // another replacement upstream of it destroyed it already
+		}
+		if err := r.deleteOne(ctx, "replace/"+name, targetOf(r.prior[name])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planReplaces plans d with the resources in replaced unknown and reports whether the plan
+// replaces it.
+func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior state.Resource, replaced map[string]bool) bool {
+	p, err := r.ps.configured(ctx, r.sc, d.Type, d.Provider)
+	if err != nil {
+		return false
+	}
+	props, diags := evalBody(ctx, p, schemaKind(d), d.Properties, overlay{r.sc, replaced})
+	if diags.HasErrors() {
+		return false
+	}
+	oldProps, err1 := value.Unmarshal(prior.Props)
+	oldOuts, err2 := value.Unmarshal(prior.Outputs)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	diff, err := p.Diff(ctx, provider.DiffRequest{Resource: r.resource(d), ID: prior.ID, OldProps: oldProps, NewProps: props,
+		OldOutputs: oldOuts, Private: prior.Private})
+	return err == nil && !diff.Diagnostics.HasErrors() && diff.Replace
+}
+
+// overlay is a scope where some resources are unknown (about to be replaced).
+type overlay struct {
+	template.Scope
+	unknown map[string]bool
+}
+
+func (o overlay) Resource(name string) (template.ResourceValue, bool) {
+	if o.unknown[name] {
+		return template.UnknownResource, true
+	}
+	return o.Scope.Resource(name)
+}
+
+func dependsOnAny(d *template.Resource, set map[string]bool) bool {
+	for _, dep := range d.DependsOn {
+		if set[dep] {
+			return true
+		}
+	}
+	return false
+}
+
+// order is the template's resources in dependency order, computed once per run.
+func (r *run) order() []string {
+	r.orderOnce.Do(func() { r.topo = topoOrder(r.tmpl) })
+	return r.topo
+}
+
+// claimGone marks a resource destroyed ahead of its own step, once; isGone tells that step
+// to create it.
+func (r *run) claimGone(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gone[name] {
+		return false
+	}
+	if r.gone == nil {
+		r.gone = map[string]bool{}
+	}
+	r.gone[name] = true
+	return true
+}
+
+func (r *run) isGone(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gone[name]
 }

@@ -43,6 +43,9 @@ type run struct {
 	warned  map[string][]string             // provider warnings about a resource, shown with its outcome
 	// appliedWith are the provider fingerprints of the stack's last successful deploy.
 	appliedWith map[string]providerFP
+	gone        map[string]bool // destroyed ahead of their step by a replacement upstream
+	orderOnce   sync.Once
+	topo        []string
 }
 
 // image is a resource row as a journal entry's detail keeps it.

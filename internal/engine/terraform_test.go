@@ -132,3 +132,55 @@ func TestTerraformUnchangedIsNotChecked(t *testing.T) {
 		t.Errorf("--upgrade did not check everything again: %v", f.counts)
 	}
 }
+
+// TestReplacementDestroysDependentsFirst: when a replacement forces its dependent to be
+// replaced too, the dependent is destroyed first, as terraform orders it: nothing is deleted
+// while something still uses it.
+func TestReplacementDestroysDependentsFirst(t *testing.T) {
+	f := &tfFake{Fake: &providertest.Fake{}, counts: map[string]int{}}
+	f.DiffFn = func(_ context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
+		changed := !req.NewProps.RawEquals(req.OldProps)
+		return provider.DiffResponse{Changed: changed, Replace: changed}, nil // every change replaces
+	}
+	h := newHarness(t, nil)
+	e, err := engine.New(engine.Options{Store: h.store, Providers: provider.NewRegistry(), Plugins: fakePlugins{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	h.e, h.fake = e, f.Fake
+	cfg := func(v string) map[string]string {
+		return map[string]string{"main.tf": `terraform {
+  required_providers {
+    fake = { source = "example.com/test/fake" }
+  }
+}
+resource "fake_thing" "a" {
+  value = "` + v + `"
+}
+resource "fake_thing" "b" {
+  value = "${fake_thing.a.value}-b"
+}
+resource "fake_thing" "c" {
+  value = "independent"
+}
+`}
+	}
+	for _, v := range []string{"one", "two"} {
+		op, err := e.Deploy(context.Background(), "tf", api.DeployRequest{Files: cfg(v)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done := h.wait(op.ID); done.StackStatus[len(done.StackStatus)-8:] != "COMPLETE" {
+			t.Fatalf("deploy %s = %+v", v, done)
+		}
+	}
+	var order []string
+	for _, c := range f.Calls()[3:] { // the second deploy's calls
+		order = append(order, c.Method+" "+c.Name)
+	}
+	want := []string{"Delete fake_thing.b", "Delete fake_thing.a", "Create fake_thing.a", "Create fake_thing.b"}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Errorf("calls = %v, want %v", order, want)
+	}
+}

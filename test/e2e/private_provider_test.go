@@ -141,8 +141,13 @@ output "year" { value = time_static.t.year }
 
 	// Update: a new time replaces time_static.t, and the thing's name follows it.
 	write("private", "main.tf", config("huawei.com/private-provider/time", "huawei.com/private-provider/cairntest", "2025-06-07T08:09:10Z"))
-	if out := must("deploy", "-f", private, "--stack", "private"); !strings.Contains(out, "year = 2025") {
+	out = must("deploy", "-f", private, "--stack", "private")
+	if !strings.Contains(out, "year = 2025") {
 		t.Fatalf("private update:\n%s", out)
+	}
+	// Both are replaced; as terraform orders it, the thing (which uses the time) goes first.
+	if a, b := lineIndex(out, "cairntest_thing.x", "DELETE_COMPLETE"), lineIndex(out, "time_static.t", "DELETE_IN_PROGRESS"); a < 0 || b < 0 || a > b {
+		t.Errorf("the thing was not destroyed before the time it uses (lines %d, %d):\n%s", a, b, out)
 	}
 	if a := attrs("private")["cairntest_thing.x"]; a["name"] != "thing-2025" {
 		t.Errorf("after the update: %v", a)
@@ -219,4 +224,14 @@ resource "time_static" "t" {}
 	if out, err := cairn("deploy", "-f", rangeDir, "--stack", "range"); err == nil || !strings.Contains(out, "0.14.2") {
 		t.Errorf("an unknown version: %v\n%s", err, out)
 	}
+}
+
+// lineIndex is the index of the first line of out holding both a and b, or -1.
+func lineIndex(out, a, b string) int {
+	for i, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, a) && strings.Contains(l, b) {
+			return i
+		}
+	}
+	return -1
 }
