@@ -78,6 +78,7 @@ type App struct {
 	local     *localFunctions // terraform-provider functions served in process
 	api       *server.Server
 	servers   []*http.Server
+	fresh     newConns // connections without a request yet: closed at once on Shutdown
 	listeners []net.Listener // closed by closeAll even if never served
 	serving   sync.WaitGroup
 	url       string // HTTP, as this machine reaches it
@@ -185,6 +186,7 @@ func (a *App) serve(ln net.Listener, tlsConfig *tls.Config) {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		ConnState:         a.fresh.track,
 	}
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
@@ -229,6 +231,7 @@ func (a *App) closeAll(ctx context.Context) error {
 	if a.api != nil {
 		a.api.Close()
 	}
+	a.fresh.closeAll() // and any connection opened from now on
 	for _, srv := range a.servers {
 		if err := srv.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("cannot stop the HTTP server: %w", err))
