@@ -78,7 +78,7 @@ type App struct {
 	local     *localFunctions // terraform-provider functions served in process
 	api       *server.Server
 	servers   []*http.Server
-	fresh     newConns // connections without a request yet: closed at once on Shutdown
+	fresh     newConns       // connections without a request yet: closed at once on Shutdown
 	listeners []net.Listener // closed by closeAll even if never served
 	serving   sync.WaitGroup
 	url       string // HTTP, as this machine reaches it
