@@ -379,10 +379,16 @@ func (r *run) unchanged(res *template.Resource, props cty.Value) bool {
 	return ok && r.tf() && r.req.Deploy != nil && !r.req.Deploy.Upgrade && appliedFrom(prior, res, props)
 }
 
+// applied reports whether a row holds an object its last step created, updated or imported
+// successfully.
+func applied(row state.Resource) bool {
+	return strings.HasSuffix(row.Status, "_COMPLETE") && !strings.HasPrefix(row.Status, "DELETE")
+}
+
 // appliedFrom reports whether row is a successful apply of res's configuration props, by the
 // same provider configuration.
 func appliedFrom(row state.Resource, res *template.Resource, props cty.Value) bool {
-	if row.Provider != res.Provider || !strings.HasSuffix(row.Status, "_COMPLETE") || strings.HasPrefix(row.Status, "DELETE") {
+	if row.Provider != res.Provider || !applied(row) {
 		return false
 	}
 	b, err := value.Marshal(props)

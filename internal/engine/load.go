@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/zclconf/go-cty/cty"
@@ -88,7 +87,7 @@ func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[stri
 	}
 	out := make(map[string]state.Resource, len(rows))
 	for _, row := range rows {
-		if strings.HasSuffix(row.Status, "_COMPLETE") && !strings.HasPrefix(row.Status, "DELETE") {
+		if applied(row) {
 			out[row.Name] = state.Resource{Props: row.Props, Provider: row.Provider}
 		}
 	}

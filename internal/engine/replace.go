@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -49,7 +48,7 @@ func (r *run) destroyDependentsFirst(ctx context.Context, res *template.Resource
 			continue
 		}
 		prior, had := r.prior[name]
-		if !had || prior.ID == "" || !strings.HasSuffix(prior.Status, "_COMPLETE") || strings.HasPrefix(prior.Status, "DELETE") {
+		if !had || prior.ID == "" || !applied(prior) {
 			continue
 		}
 		if r.planReplaces(ctx, d, prior, replaced) {
