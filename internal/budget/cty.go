@@ -1,0 +1,285 @@
+package budget
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// Charge charges a built value to m: one element per collection element and the bytes of
+// every string, at any depth. Unknown and null parts cost nothing.
+func Charge(m *Meter, v cty.Value, what string) error {
+	if !v.IsKnown() || v.IsNull() {
+		return nil
+	}
+	v, _ = v.Unmark()
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		return m.Bytes(int64(len(v.AsString())), what)
+	case ty.IsListType() || ty.IsSetType() || ty.IsMapType() || ty.IsTupleType() || ty.IsObjectType():
+		if ty.IsObjectType() && len(ty.AttributeTypes()) == 0 {
+			return nil
+		}
+		if err := m.Elements(int64(v.LengthInt()), what); err != nil {
+			return err
+		}
+		for it := v.ElementIterator(); it.Next(); {
+			k, e := it.Element()
+			if ty.IsMapType() {
+				if err := m.Bytes(int64(len(k.AsString())), what); err != nil {
+					return err
+				}
+			}
+			if err := Charge(m, e, what); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Wrap returns f with its work bounded by the meter that meter returns at each call: before
+// the call, the arguments of functions whose result can be far larger than their arguments
+// (setproduct, range, format widths, indent, join's separator, replace, bcrypt's cost,
+// jsondecode/yamldecode nesting and aliases) are checked against the limits; after it, the
+// result is charged. name is the function's name in the language.
+func Wrap(name string, f function.Function, meter func() *Meter) function.Function {
+	spec := &function.Spec{
+		Description: f.Description(),
+		Params:      f.Params(),
+		VarParam:    f.VarParam(),
+		Type:        func(args []cty.Value) (cty.Type, error) { return f.ReturnTypeForValues(args) },
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			m := meter()
+			if err := precheck(m, name, args); err != nil {
+				return cty.NilVal, err
+			}
+			if err := m.b.Err(); err != nil {
+				return cty.NilVal, err
+			}
+			v, err := f.Call(args)
+			if err != nil {
+				return v, err
+			}
+			if err := Charge(m, v, name); err != nil {
+				return cty.NilVal, err
+			}
+			return v, nil
+		},
+	}
+	return function.New(spec)
+}
+
+// WrapAll wraps every function of fns (see Wrap) into a new map.
+func WrapAll(fns map[string]function.Function, meter func() *Meter) map[string]function.Function {
+	out := make(map[string]function.Function, len(fns))
+	for name, f := range fns {
+		out[name] = Wrap(name, f, meter)
+	}
+	return out
+}
+
+// CountFunction returns a function of one argument that charges the length of a known
+// collection to the meter and returns the argument unchanged (marks and unknowns included).
+// Wrapping the collection of a `for` expression in it bounds what nested `for`s build before
+// they build it.
+func CountFunction(meter func() *Meter) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "collection", Type: cty.DynamicPseudoType,
+			AllowUnknown: true, AllowNull: true, AllowMarked: true, AllowDynamicType: true}},
+		Type: func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			v := args[0]
+			uv, _ := v.Unmark()
+			if uv.IsKnown() && !uv.IsNull() && uv.CanIterateElements() {
+				if err := meter().Elements(int64(uv.LengthInt()), "for expression"); err != nil {
+					return cty.NilVal, err
+				}
+			}
+			return v, nil
+		},
+	})
+}
+
+// maxBcryptCost bounds bcrypt's cost: each step doubles the time, 14 is about a second here.
+const maxBcryptCost = 14
+
+func precheck(m *Meter, name string, args []cty.Value) error {
+	known := func(i int) (cty.Value, bool) {
+		if i >= len(args) {
+			return cty.NilVal, false
+		}
+		v, _ := args[i].Unmark()
+		return v, v.IsWhollyKnown() && !v.IsNull()
+	}
+	switch name {
+	case "setproduct":
+		total := int64(1)
+		for i := range args {
+			v, ok := known(i)
+			if !ok || !v.CanIterateElements() {
+				return nil
+			}
+			n := int64(v.LengthInt())
+			if n == 0 {
+				return nil
+			}
+			if total > (1<<62)/n {
+				total = 1 << 62
+			} else {
+				total *= n
+			}
+			if err := m.Would(total*int64(len(args)), 0, name); err != nil {
+				return err
+			}
+		}
+	case "range":
+		start, limit, step := big.NewFloat(0), (*big.Float)(nil), big.NewFloat(1)
+		nums := make([]*big.Float, 0, 3)
+		for i := range args {
+			v, ok := known(i)
+			if !ok || v.Type() != cty.Number {
+				return nil
+			}
+			nums = append(nums, v.AsBigFloat())
+		}
+		switch len(nums) {
+		case 1:
+			limit = nums[0]
+		case 2:
+			start, limit = nums[0], nums[1]
+		case 3:
+			start, limit, step = nums[0], nums[1], nums[2]
+		default:
+			return nil
+		}
+		if step.Sign() == 0 {
+			return nil // range refuses it itself
+		}
+		span := new(big.Float).Sub(limit, start)
+		n, _ := new(big.Float).Quo(span, step).Float64()
+		if n > 0 {
+			if err := m.Would(int64(min(n, 1<<62)), 0, name); err != nil {
+				return err
+			}
+		}
+	case "format", "formatlist":
+		if v, ok := known(0); ok && v.Type() == cty.String {
+			if w := maxWidth(v.AsString()); w > 0 {
+				return m.Would(0, w, name)
+			}
+		}
+	case "indent":
+		n, ok1 := known(0)
+		s, ok2 := known(1)
+		if ok1 && ok2 && n.Type() == cty.Number && s.Type() == cty.String {
+			spaces, _ := n.AsBigFloat().Float64()
+			lines := float64(strings.Count(s.AsString(), "\n") + 1)
+			return m.Would(0, int64(min(spaces*lines, 1<<62)), name)
+		}
+	case "join":
+		sep, ok := known(0)
+		if !ok || sep.Type() != cty.String {
+			return nil
+		}
+		n := 0
+		for i := 1; i < len(args); i++ {
+			if v, ok := known(i); ok && v.CanIterateElements() {
+				n += v.LengthInt()
+			}
+		}
+		return m.Would(0, int64(len(sep.AsString()))*int64(n), name)
+	case "replace":
+		s, ok1 := known(0)
+		sub, ok2 := known(1)
+		rep, ok3 := known(2)
+		if ok1 && ok2 && ok3 && s.Type() == cty.String && sub.Type() == cty.String && rep.Type() == cty.String {
+			str, old, repl := s.AsString(), sub.AsString(), rep.AsString()
+			if len(repl) > len(old) {
+				count := int64(len(str) + 1) // an empty or regex pattern may match anywhere
+				if old != "" && !(len(old) > 1 && strings.HasPrefix(old, "/") && strings.HasSuffix(old, "/")) {
+					count = int64(strings.Count(str, old))
+				}
+				return m.Would(0, int64(len(str))+count*int64(len(repl)), name)
+			}
+		}
+	case "bcrypt":
+		if v, ok := known(1); ok && v.Type() == cty.Number {
+			if c, _ := v.AsBigFloat().Float64(); c > maxBcryptCost {
+				return fmt.Errorf("bcrypt cost %v is over this server's maximum of %d", c, maxBcryptCost)
+			}
+		}
+	case "jsondecode", "yamldecode", "csvdecode":
+		if v, ok := known(0); ok && v.Type() == cty.String {
+			if err := m.b.Depth(bracketDepth(v.AsString())); err != nil {
+				return err
+			}
+			if name == "yamldecode" {
+				return YAMLText(m, v.AsString())
+			}
+		}
+	}
+	return nil
+}
+
+// maxWidth returns the largest width or precision written in a format string's verbs
+// (%10d, %.500f, %-30s): the bytes one verb may produce beyond its argument.
+func maxWidth(f string) int64 {
+	var max int64
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		var n int64
+		for i++; i < len(f); i++ {
+			c := f[i]
+			switch {
+			case c >= '0' && c <= '9':
+				if n < 1<<40 {
+					n = n*10 + int64(c-'0')
+				}
+			case c == '.' || c == '-' || c == '+' || c == '#' || c == ' ' || c == '[' || c == ']':
+				max, n = maxOf(max, n), 0
+			default:
+				max, n = maxOf(max, n), 0
+				goto next
+			}
+		}
+	next:
+	}
+	return max
+}
+
+func maxOf(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// bracketDepth returns the deepest nesting of [ and { in s, ignoring what is inside JSON
+// strings: an upper bound of a JSON or flow-YAML document's depth found without recursion.
+func bracketDepth(s string) int {
+	depth, max, inStr := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inStr && c == '\\':
+			i++
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '[' || c == '{':
+			if depth++; depth > max {
+				max = depth
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return max
+}
