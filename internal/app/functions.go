@@ -33,7 +33,7 @@ type fnStore struct{ s state.Functions }
 var _ function.Store = fnStore{}
 
 func (f fnStore) PutFunction(ctx context.Context, d function.Definition) error {
-	err := f.s.PutFunction(ctx, state.Function{Name: d.Name, Kind: string(d.Kind), URL: d.URL, Handler: d.Handler,
+	err := f.s.PutFunction(ctx, state.Function{Tenant: d.Tenant, Name: d.Name, Kind: string(d.Kind), URL: d.URL, Handler: d.Handler,
 		CodeDir: d.CodeDir, Timeout: d.Timeout, MemoryMB: d.MemoryMB, Concurrency: d.Concurrency, CreatedAt: d.CreatedAt})
 	if errors.Is(err, state.ErrFunctionExists) {
 		return fmt.Errorf("%w: %s", function.ErrExists, d.Name)
@@ -41,16 +41,16 @@ func (f fnStore) PutFunction(ctx context.Context, d function.Definition) error {
 	return err
 }
 
-func (f fnStore) GetFunction(ctx context.Context, name string) (function.Definition, error) {
-	got, err := f.s.GetFunction(ctx, name)
+func (f fnStore) GetFunction(ctx context.Context, tenant, name string) (function.Definition, error) {
+	got, err := f.s.GetFunction(ctx, tenant, name)
 	if errors.Is(err, state.ErrNotFound) {
 		return function.Definition{}, fmt.Errorf("%w: %s", function.ErrNotFound, name)
 	}
 	return definition(got), err
 }
 
-func (f fnStore) ListFunctions(ctx context.Context) ([]function.Definition, error) {
-	all, err := f.s.ListFunctions(ctx)
+func (f fnStore) ListFunctions(ctx context.Context, tenant string) ([]function.Definition, error) {
+	all, err := f.s.ListFunctions(ctx, tenant)
 	out := make([]function.Definition, 0, len(all))
 	for _, g := range all {
 		out = append(out, definition(g))
@@ -58,8 +58,8 @@ func (f fnStore) ListFunctions(ctx context.Context) ([]function.Definition, erro
 	return out, err
 }
 
-func (f fnStore) DeleteFunction(ctx context.Context, name string) error {
-	err := f.s.DeleteFunction(ctx, name)
+func (f fnStore) DeleteFunction(ctx context.Context, tenant, name string) error {
+	err := f.s.DeleteFunction(ctx, tenant, name)
 	if errors.Is(err, state.ErrNotFound) {
 		return fmt.Errorf("%w: %s", function.ErrNotFound, name)
 	}
@@ -67,7 +67,7 @@ func (f fnStore) DeleteFunction(ctx context.Context, name string) error {
 }
 
 func definition(f state.Function) function.Definition {
-	return function.Definition{Name: f.Name, Kind: function.Kind(f.Kind), URL: f.URL, Handler: f.Handler, CodeDir: f.CodeDir,
+	return function.Definition{Tenant: f.Tenant, Name: f.Name, Kind: function.Kind(f.Kind), URL: f.URL, Handler: f.Handler, CodeDir: f.CodeDir,
 		Timeout: f.Timeout, MemoryMB: f.MemoryMB, Concurrency: f.Concurrency, CreatedAt: f.CreatedAt}
 }
 

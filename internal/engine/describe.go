@@ -8,12 +8,14 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/tenant"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
 // Stack describes a stack with its resources, parameters (NoEcho masked) and outputs.
 func (e *Engine) Stack(ctx context.Context, name string) (api.Stack, error) {
-	st, err := e.store.GetStack(ctx, name)
+	key := stackKey(ctx, name)
+	st, err := e.store.GetStack(ctx, key)
 	if err != nil {
 		return api.Stack{}, fmt.Errorf("cannot find stack %s: %w", name, err)
 	}
@@ -21,7 +23,7 @@ func (e *Engine) Stack(ctx context.Context, name string) (api.Stack, error) {
 	if err != nil {
 		return api.Stack{}, err
 	}
-	rows, err := e.store.ListResources(ctx, name)
+	rows, err := e.store.ListResources(ctx, key)
 	if err != nil {
 		return api.Stack{}, fmt.Errorf("cannot read resources of stack %s: %w", name, err)
 	}
@@ -57,7 +59,7 @@ func apiStack(st state.Stack) (api.Stack, error) {
 
 // Stacks lists stack summaries; deleted stacks are left out.
 func (e *Engine) Stacks(ctx context.Context) ([]api.Stack, error) {
-	rows, err := e.store.ListStacks(ctx)
+	rows, err := e.store.ListStacks(ctx, tenant.From(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("cannot list stacks: %w", err)
 	}
@@ -78,18 +80,19 @@ func (e *Engine) Stacks(ctx context.Context) ([]api.Stack, error) {
 
 // Events returns the stack's events after seq, oldest first, at most limit (0: all).
 func (e *Engine) Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error) {
-	evs, err := e.store.ListEvents(ctx, stack, after, limit)
+	key := stackKey(ctx, stack)
+	evs, err := e.store.ListEvents(ctx, key, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read events of stack %s: %w", stack, err)
 	}
 	if len(evs) == 0 { // none yet, or no such stack: only then read the (large) stack row
-		if _, err := e.store.GetStack(ctx, stack); err != nil {
+		if _, err := e.store.GetStack(ctx, key); err != nil {
 			return nil, fmt.Errorf("cannot find stack %s: %w", stack, err)
 		}
 	}
 	out := make([]api.Event, len(evs))
 	for i, ev := range evs {
-		out[i] = api.Event{Seq: ev.Seq, Stack: ev.Stack, Operation: ev.Operation, LogicalID: ev.LogicalID,
+		out[i] = api.Event{Seq: ev.Seq, Stack: stack, Operation: ev.Operation, LogicalID: ev.LogicalID,
 			PhysicalID: ev.PhysicalID, Type: ev.Type, Status: ev.Status, Reason: ev.Reason, Timestamp: ev.At}
 	}
 	return out, nil

@@ -31,8 +31,15 @@ type Options struct {
 	AccountID string
 	// Parallelism bounds concurrent provider calls per operation; default 64.
 	Parallelism int
-	// Owner names this engine instance in operation leases; default a random id.
+	// Owner names this engine instance in operation leases; default HOST:PID:RANDOM.
 	Owner string
+	// OwnerAlive reports whether the engine named by a lease may still run; an operation
+	// whose holder is not alive is taken over at once instead of after its lease. Default:
+	// false only for an owner of this host whose process is gone.
+	OwnerAlive func(owner string) bool
+	// MaxResumes is how many times in a row an operation may be resumed and die again
+	// without progress before it is failed instead (the crash-loop breaker); default 3.
+	MaxResumes int
 	// LeaseTTL is how long an operation's lease lasts without renewal; another engine resumes
 	// an operation whose lease expired. Default 10 s.
 	LeaseTTL time.Duration
@@ -59,21 +66,45 @@ func cancelled(ctx context.Context) bool { return errors.Is(context.Cause(ctx), 
 // stop, nothing new starts, and the operation ends as failed (a CloudFormation-dialect stack
 // then rolls back, as CancelUpdateStack does). It returns the operation.
 func (e *Engine) Cancel(ctx context.Context, stack string) (api.Operation, error) {
-	st, err := e.store.GetStack(ctx, stack)
+	st, err := e.store.GetStack(ctx, stackKey(ctx, stack))
 	if err != nil {
 		return api.Operation{}, fmt.Errorf("cannot find stack %s: %w", stack, err)
 	}
 	if st.Operation == "" {
 		return api.Operation{}, fmt.Errorf("stack %s has no running operation: %w", stack, ErrNotFound)
 	}
+	id := st.Operation
 	e.mu.Lock()
-	cancel := e.cancels[st.Operation]
-	e.mu.Unlock()
-	if cancel == nil {
-		return api.Operation{}, fmt.Errorf("operation %s of stack %s is run by another cairn server (or is being resumed): cancel it there", st.Operation, stack)
+	cancel := e.cancels[id]
+	_, here := e.running[id]
+	if cancel == nil && here {
+		e.pending[id] = true // being claimed or resumed here: cancelled as soon as it runs
 	}
-	cancel(errCancelled)
-	return e.Operation(ctx, st.Operation)
+	e.mu.Unlock()
+	if cancel != nil {
+		cancel(errCancelled)
+		return e.Operation(ctx, id)
+	}
+	if !here {
+		op, err := e.store.GetOperation(ctx, id)
+		if err != nil {
+			return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
+		}
+		if op.Status != state.Running {
+			return e.apiOperation(ctx, op), nil
+		}
+		if e.now().Before(op.LeaseExpires) && e.o.OwnerAlive(op.Owner) {
+			_, name := state.SplitStackKey(op.Stack)
+			return api.Operation{}, &state.BusyError{Stack: name, Owner: op.Owner, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
+		}
+		// Nobody runs it (its server died and none resumed it yet): run it here, cancelled
+		// from the start, so that it ends as a cancelled operation does.
+		e.mu.Lock()
+		e.pending[id] = true
+		e.mu.Unlock()
+		e.goRun(op, true, nil)
+	}
+	return e.Operation(ctx, id)
 }
 
 // errShutdown ends a run whose engine is shutting down; the operation stays running in the
@@ -93,6 +124,7 @@ type Engine struct {
 	notify  chan struct{}            // closed and replaced at every event
 	running map[string]chan struct{} // operation id -> closed when its run returns here
 	cancels map[string]context.CancelCauseFunc
+	pending map[string]bool // operations cancelled before their run here started
 }
 
 // New returns an engine over o.Store and o.Providers.
@@ -110,7 +142,13 @@ func New(o Options) (*Engine, error) {
 		o.Parallelism = 64
 	}
 	if o.Owner == "" {
-		o.Owner = "engine-" + newID()[:8]
+		o.Owner = defaultOwner()
+	}
+	if o.OwnerAlive == nil {
+		o.OwnerAlive = ownerAlive
+	}
+	if o.MaxResumes <= 0 {
+		o.MaxResumes = 3
 	}
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = 10 * time.Second
@@ -121,7 +159,7 @@ func New(o Options) (*Engine, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Engine{o: o, store: o.Store, reg: o.Providers, runCtx: ctx, stop: stop,
 		notify: make(chan struct{}), running: map[string]chan struct{}{},
-		cancels: map[string]context.CancelCauseFunc{}}, nil
+		cancels: map[string]context.CancelCauseFunc{}, pending: map[string]bool{}}, nil
 }
 
 func (e *Engine) now() time.Time { return e.o.Now().UTC() }
@@ -142,7 +180,7 @@ func (e *Engine) wake() {
 
 // Operation returns an operation by id.
 func (e *Engine) Operation(ctx context.Context, id string) (api.Operation, error) {
-	op, err := e.store.GetOperation(ctx, id)
+	op, err := e.ownOperation(ctx, id)
 	if err != nil {
 		return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
 	}
@@ -150,7 +188,8 @@ func (e *Engine) Operation(ctx context.Context, id string) (api.Operation, error
 }
 
 func (e *Engine) apiOperation(ctx context.Context, op state.Operation) api.Operation {
-	out := api.Operation{ID: op.ID, Stack: op.Stack, Kind: op.Kind, Status: op.Status,
+	_, name := state.SplitStackKey(op.Stack)
+	out := api.Operation{ID: op.ID, Stack: name, Kind: op.Kind, Status: op.Status,
 		StatusReason: op.StatusReason, StartedAt: op.StartedAt, EndedAt: op.EndedAt}
 	if st, err := e.store.GetStack(ctx, op.Stack); err == nil {
 		out.StackStatus = st.Status
@@ -164,7 +203,7 @@ func (e *Engine) Wait(ctx context.Context, id string) (api.Operation, error) {
 		e.mu.Lock()
 		done := e.running[id]
 		e.mu.Unlock()
-		op, err := e.store.GetOperation(ctx, id)
+		op, err := e.ownOperation(ctx, id)
 		if err != nil {
 			return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
 		}
@@ -229,12 +268,18 @@ func (e *Engine) goRun(op state.Operation, claim bool, ho *handoff) {
 		defer func() {
 			e.mu.Lock()
 			delete(e.running, op.ID)
+			delete(e.pending, op.ID)
 			e.mu.Unlock()
 			close(done)
 		}()
 		if claim && !e.claim(op.ID) {
 			ho.close()
 			return
+		}
+		if claim {
+			if broken, err := e.breakCrashLoop(e.runCtx, op); broken || err != nil {
+				return // failed as a crash loop, or the store is gone: resumed at the next start
+			}
 		}
 		e.execute(op, ho)
 	}()
@@ -250,6 +295,16 @@ func (e *Engine) claim(id string) bool {
 		var busy *state.BusyError
 		if !errors.As(err, &busy) {
 			return false // finished meanwhile, or the store is gone
+		}
+		if !e.o.OwnerAlive(busy.Owner) {
+			// The holder is gone (the CLI process that was killed): no need to wait out its lease.
+			err := e.store.TakeOverOperation(e.runCtx, id, busy.Owner, e.o.Owner, e.now().Add(e.o.LeaseTTL))
+			if err == nil {
+				return true
+			}
+			if !errors.As(err, &busy) {
+				return false
+			}
 		}
 		select {
 		case <-e.runCtx.Done():

@@ -168,7 +168,7 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 			if je.Failed {
 				return &stepFailed{name, "failed before the restart"}
 			}
-			row, err := r.e.store.GetResource(ctx, r.stack.Name, name)
+			row, err := r.e.store.GetResource(ctx, r.op.Stack, name)
 			if err != nil {
 				return fmt.Errorf("cannot read resource %s: %w", name, err)
 			}
@@ -489,7 +489,8 @@ func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *t
 	row.Private = resp.Private
 	if fail != "" {
 		row.Status, row.StatusReason = "CREATE_FAILED", fail
-		if err := r.end(ctx, key, token, true, detail{Kind: "create", After: imageOf(row)}, state.Write{Put: &row}); err != nil {
+		d := detail{Kind: "create", After: imageOf(row), NotCreated: resp.NotCreated}
+		if err := r.end(ctx, key, token, true, d, state.Write{Put: &row}); err != nil {
 			return err
 		}
 		if err := r.event(ctx, res.Name, row.ID, res.Type, "CREATE_FAILED", fail); err != nil {
@@ -594,7 +595,7 @@ func (r *run) row(res *template.Resource, id string, props, outputs cty.Value) (
 			return state.Resource{}, fmt.Errorf("cannot encode outputs of %s: %w", res.Name, err)
 		}
 	}
-	return state.Resource{Stack: r.stack.Name, Name: res.Name, Type: res.Type, ID: id, Props: pb, Outputs: ob,
+	return state.Resource{Stack: r.op.Stack, Name: res.Name, Type: res.Type, ID: id, Props: pb, Outputs: ob,
 		Deps: r.managedDeps(res), DeletionPolicy: string(res.DeletionPolicy), Provider: res.Provider, UpdatedAt: r.e.now()}, nil
 }
 

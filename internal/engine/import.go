@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 const kindImport = "import"
@@ -27,7 +28,8 @@ func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest
 	if req.Address == "" || req.ID == "" {
 		return api.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "", "import needs a resource address and the id of the object to import")}}
 	}
-	prior, err := e.store.GetStack(ctx, stack)
+	key := stackKey(ctx, stack)
+	prior, err := e.store.GetStack(ctx, key)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return api.Resource{}, fmt.Errorf("cannot read stack %s: %w", stack, err)
 	}
@@ -51,9 +53,9 @@ func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest
 	}
 	if err != nil || prior.Status == "DELETE_COMPLETE" {
 		source, _ := json.Marshal(req.Source)
-		prior = state.Stack{Name: stack, ID: newID(), Dialect: string(template.Terraform), Status: "IMPORT_COMPLETE",
+		prior = state.Stack{Tenant: tenant.From(ctx), Name: stack, ID: newID(), Dialect: string(template.Terraform), Status: "IMPORT_COMPLETE",
 			Template: source, CreatedAt: e.now(), UpdatedAt: e.now()}
-		if err := e.store.DeleteStack(ctx, stack); err != nil && !errors.Is(err, state.ErrNotFound) {
+		if err := e.store.DeleteStack(ctx, key); err != nil && !errors.Is(err, state.ErrNotFound) {
 			return api.Resource{}, err
 		}
 		if err := e.store.PutStack(ctx, prior); err != nil {
@@ -61,7 +63,7 @@ func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest
 		}
 	}
 	now := e.now()
-	op := state.Operation{ID: newID(), Stack: stack, Kind: kindImport, Status: state.Running, Owner: e.o.Owner,
+	op := state.Operation{ID: newID(), Stack: key, Kind: kindImport, Status: state.Running, Owner: e.o.Owner,
 		LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
 	if err := e.store.StartOperation(ctx, op); err != nil {
 		return api.Resource{}, err
@@ -82,13 +84,13 @@ func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest
 }
 
 func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *providerSet, stack state.Stack, op state.Operation, res *template.Resource, id string) (state.Resource, error) {
-	if _, err := e.store.GetResource(ctx, stack.Name, res.Name); err == nil {
+	if _, err := e.store.GetResource(ctx, keyOf(stack), res.Name); err == nil {
 		return state.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(res.Range, res.Name,
 			"Resource already managed by cairn: %s is already in stack %s; to import to this address you must first delete the existing object from the stack", res.Name, stack.Name)}}
 	}
 	r := &run{e: e, op: op, stack: stack, tmpl: st, ps: ps, sc: newScope(st), req: opRequest{Kind: kindImport, StackID: stack.ID, Dialect: string(template.Terraform)},
 		journal: map[string][]state.JournalEntry{}, base: ctx}
-	rows, err := e.store.ListResources(ctx, stack.Name)
+	rows, err := e.store.ListResources(ctx, keyOf(stack))
 	if err != nil {
 		return state.Resource{}, err
 	}

@@ -81,7 +81,7 @@ func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[stri
 	if stack.Dialect != string(template.Terraform) || stack.Status == "DELETE_COMPLETE" {
 		return nil
 	}
-	rows, err := e.store.ListResources(ctx, stack.Name)
+	rows, err := e.store.ListResources(ctx, keyOf(stack))
 	if err != nil {
 		return nil // checking everything is always correct
 	}

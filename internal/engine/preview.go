@@ -22,7 +22,8 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	if err := validStackName(stack); err != nil {
 		return api.PreviewResponse{}, err
 	}
-	prior, err := e.store.GetStack(ctx, stack)
+	key := stackKey(ctx, stack)
+	prior, err := e.store.GetStack(ctx, key)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return api.PreviewResponse{}, fmt.Errorf("cannot read stack %s: %w", stack, err)
 	}
@@ -42,7 +43,7 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	defer ps.close()
 	rows := map[string]state.Resource{}
 	if !fresh {
-		list, err := e.store.ListResources(ctx, stack)
+		list, err := e.store.ListResources(ctx, key)
 		if err != nil {
 			return api.PreviewResponse{}, fmt.Errorf("cannot read resources of stack %s: %w", stack, err)
 		}

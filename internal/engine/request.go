@@ -92,7 +92,8 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	if err := validStackName(stack); err != nil {
 		return api.Operation{}, err
 	}
-	prior, err := e.store.GetStack(ctx, stack)
+	key := stackKey(ctx, stack)
+	prior, err := e.store.GetStack(ctx, key)
 	creating := errors.Is(err, state.ErrNotFound) || prior.Status == "DELETE_COMPLETE" || prior.Status == "ROLLBACK_COMPLETE"
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return api.Operation{}, fmt.Errorf("cannot read stack %s: %w", stack, err)
@@ -137,7 +138,7 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		if prior.Name != "" {
 			// A deleted stack, or one whose creation rolled back, holds no resources: deploying
 			// again creates it anew, as CloudFormation does after a delete.
-			if err := e.store.DeleteStack(ctx, stack); err != nil {
+			if err := e.store.DeleteStack(ctx, key); err != nil {
 				return api.Operation{}, fmt.Errorf("cannot replace stack %s: %w", stack, err)
 			}
 		}
@@ -155,7 +156,7 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	if err != nil {
 		return api.Operation{}, fmt.Errorf("cannot encode template: %w", err)
 	}
-	row := state.Stack{Name: stack, ID: stackID, Dialect: string(st.Dialect), Description: st.Description,
+	row := state.Stack{Tenant: tenant.From(ctx), Name: stack, ID: stackID, Dialect: string(st.Dialect), Description: st.Description,
 		Parameters: params, CreatedAt: prior.CreatedAt, Outputs: prior.Outputs, Template: source, Providers: prior.Providers}
 	if creating {
 		row.CreatedAt, row.Outputs, row.Providers = e.now(), nil, nil
@@ -174,7 +175,7 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 
 // Delete starts deleting stack and returns the running operation.
 func (e *Engine) Delete(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error) {
-	prior, err := e.store.GetStack(ctx, stack)
+	prior, err := e.store.GetStack(ctx, stackKey(ctx, stack))
 	if err != nil || prior.Status == "DELETE_COMPLETE" {
 		if err == nil {
 			err = state.ErrNotFound
@@ -201,7 +202,7 @@ func (e *Engine) start(ctx context.Context, row state.Stack, oreq opRequest, ho 
 		return api.Operation{}, fmt.Errorf("cannot encode operation: %w", err)
 	}
 	now := e.now()
-	op := state.Operation{ID: newID(), Stack: row.Name, Kind: oreq.Kind, Status: state.Running, Request: body,
+	op := state.Operation{ID: newID(), Stack: keyOf(row), Kind: oreq.Kind, Status: state.Running, Request: body,
 		Owner: e.o.Owner, LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
 	if err := e.store.StartOperation(ctx, op); err != nil {
 		return api.Operation{}, err
@@ -227,13 +228,35 @@ func (e *Engine) writeStartStatus(ctx context.Context, row state.Stack, oreq opR
 	if err := e.store.PutStack(ctx, row); err != nil {
 		return fmt.Errorf("cannot write stack %s: %w", row.Name, err)
 	}
-	_, err := e.store.AppendEvent(ctx, state.Event{Stack: row.Name, Operation: opID, LogicalID: row.Name, PhysicalID: row.ID,
+	_, err := e.store.AppendEvent(ctx, state.Event{Stack: keyOf(row), Operation: opID, LogicalID: row.Name, PhysicalID: row.ID,
 		Type: stackType(oreq.Dialect), Status: status, Reason: "User Initiated", At: e.now()})
 	e.wake()
 	if err != nil {
 		return fmt.Errorf("cannot record event: %w", err)
 	}
 	return nil
+}
+
+// stackKey is where the calling tenant's stack called name is stored: another tenant's stack
+// of the same name is another row, and is never found.
+func stackKey(ctx context.Context, name string) string {
+	return state.StackKey(tenant.From(ctx), name)
+}
+
+// keyOf is the key of a stack row.
+func keyOf(row state.Stack) string { return state.StackKey(row.Tenant, row.Name) }
+
+// ownOperation returns operation id when the calling tenant owns it, and ErrNotFound for an
+// operation of another tenant: existence is a secret too.
+func (e *Engine) ownOperation(ctx context.Context, id string) (state.Operation, error) {
+	op, err := e.store.GetOperation(ctx, id)
+	if err != nil {
+		return state.Operation{}, err
+	}
+	if t, _ := state.SplitStackKey(op.Stack); t != tenant.From(ctx) {
+		return state.Operation{}, state.ErrNotFound
+	}
+	return op, nil
 }
 
 func validStackName(name string) error {

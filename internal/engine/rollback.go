@@ -143,6 +143,11 @@ func (r *run) undo(ctx context.Context, name string, fwd stepEnd) error {
 		return nil
 	}
 	res := r.tmpl.Resource(name)
+	if fwd.Kind == "create" && fwd.failed && fwd.NotCreated != "" {
+		t := r.imageTarget(name, fwd.After)
+		t.removeRow = true
+		return r.skipDelete(ctx, key, t, "Delete skipped: "+fwd.NotCreated)
+	}
 	if fwd.Kind == "create" {
 		id := fwd.After.ID
 		if id == "" { // CloudFormation sends a generated id when the create reported none
@@ -284,6 +289,11 @@ func (r *run) deleteAll(ctx context.Context, kind string, targets []target, reta
 
 // retain drops a resource from state without deleting it.
 func (r *run) retain(ctx context.Context, key string, t target) error {
+	return r.skipDelete(ctx, key, t, "")
+}
+
+// skipDelete drops a resource from state without deleting it; reason is its event's.
+func (r *run) skipDelete(ctx context.Context, key string, t target, reason string) error {
 	if _, ok := r.ended(key); ok {
 		return nil
 	}
@@ -298,7 +308,7 @@ func (r *run) retain(ctx context.Context, key string, t target) error {
 	if err := r.end(ctx, key, token, false, detail{Kind: "retain"}, writes...); err != nil {
 		return err
 	}
-	return r.event(ctx, t.name, t.id, t.typ, "DELETE_SKIPPED", "")
+	return r.event(ctx, t.name, t.id, t.typ, "DELETE_SKIPPED", reason)
 }
 
 // deleteOne deletes one physical resource under step key.
@@ -344,7 +354,7 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 	if fail != "" {
 		var writes []state.Write
 		if t.removeRow {
-			if row, err := r.e.store.GetResource(ctx, r.stack.Name, t.name); err == nil {
+			if row, err := r.e.store.GetResource(ctx, r.op.Stack, t.name); err == nil {
 				row.Status, row.StatusReason = "DELETE_FAILED", fail
 				writes = append(writes, state.Write{Put: &row})
 			}
@@ -406,7 +416,7 @@ func (r *run) destroy(ctx context.Context) error {
 	if err := storeError(errs); err != nil {
 		return err
 	}
-	rows, err := r.e.store.ListResources(ctx, r.stack.Name)
+	rows, err := r.e.store.ListResources(ctx, r.op.Stack)
 	if err != nil {
 		return fmt.Errorf("cannot read resources of stack %s: %w", r.stack.Name, err)
 	}

@@ -65,6 +65,8 @@ type detail struct {
 	After  *image `json:"after,omitempty"`
 	// Replaced says an update created a new copy (create_before_destroy) even if the ids match.
 	Replaced bool `json:"replaced,omitempty"`
+	// NotCreated is a failed create's provider.CreateResponse.NotCreated: nothing to roll back.
+	NotCreated string `json:"notCreated,omitempty"`
 }
 
 func imageOf(r state.Resource) *image {
@@ -73,13 +75,19 @@ func imageOf(r state.Resource) *image {
 
 // execute runs op to its end, unless the engine shuts down first.
 func (e *Engine) execute(op state.Operation, ho *handoff) {
-	base, cancel := context.WithCancel(e.runCtx)
+	// Provider calls act for the operation's tenant: a function token or a private provider
+	// resolves among that tenant's own.
+	opTenant, _ := state.SplitStackKey(op.Stack)
+	base, cancel := context.WithCancel(tenant.With(e.runCtx, opTenant))
 	defer cancel()
 	go e.renewLease(base, cancel, op.ID)
 	ctx, cancelUser := context.WithCancelCause(base)
 	defer cancelUser(nil)
 	e.mu.Lock()
 	e.cancels[op.ID] = cancelUser
+	if e.pending[op.ID] {
+		cancelUser(errCancelled)
+	}
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()
@@ -238,7 +246,7 @@ func (r *run) begin(ctx context.Context, key string) (token string, resumed bool
 		}
 	}
 	r.mu.Unlock()
-	je := state.JournalEntry{Operation: r.op.ID, Stack: r.stack.Name, Step: key, Phase: state.Begin, Token: newID(), At: r.e.now()}
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Step: key, Phase: state.Begin, Token: newID(), At: r.e.now()}
 	if je.Seq, err = r.e.store.Append(ctx, je); err != nil {
 		return "", false, fmt.Errorf("cannot journal %s: %w", key, err)
 	}
@@ -254,7 +262,7 @@ func (r *run) end(ctx context.Context, key, token string, failed bool, d detail,
 	if err != nil {
 		return fmt.Errorf("cannot encode journal detail: %w", err)
 	}
-	je := state.JournalEntry{Operation: r.op.ID, Stack: r.stack.Name, Step: key, Phase: state.End, Token: token,
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Step: key, Phase: state.End, Token: token,
 		Failed: failed, Detail: body, At: r.e.now()}
 	if je.Seq, err = r.e.store.Append(context.WithoutCancel(ctx), je, writes...); err != nil {
 		return fmt.Errorf("cannot journal %s: %w", key, err)
@@ -320,7 +328,7 @@ func (r *run) phase() (name, reason string) {
 // a rollback), so a resumed run continues there.
 func (r *run) enter(ctx context.Context, phase, reason string) error {
 	key := "phase/" + phase
-	je := state.JournalEntry{Operation: r.op.ID, Stack: r.stack.Name, Step: key, Phase: state.Begin, Detail: []byte(reason), At: r.e.now()}
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Step: key, Phase: state.Begin, Detail: []byte(reason), At: r.e.now()}
 	var err error
 	if je.Seq, err = r.e.store.Append(context.WithoutCancel(ctx), je); err != nil {
 		return fmt.Errorf("cannot journal %s: %w", key, err)
@@ -353,7 +361,7 @@ func (r *run) setStatus(ctx context.Context, status, reason string) error {
 
 // event appends one resource or stack event and wakes long polls.
 func (r *run) event(ctx context.Context, logical, physical, typ, status, reason string) error {
-	_, err := r.e.store.AppendEvent(context.WithoutCancel(ctx), state.Event{Stack: r.stack.Name, Operation: r.op.ID,
+	_, err := r.e.store.AppendEvent(context.WithoutCancel(ctx), state.Event{Stack: r.op.Stack, Operation: r.op.ID,
 		LogicalID: logical, PhysicalID: physical, Type: typ, Status: status, Reason: reason, At: r.e.now()})
 	r.e.wake()
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // Kind is how a function runs.
@@ -39,6 +41,7 @@ const (
 
 // Definition is a function as stored.
 type Definition struct {
+	Tenant      string // set by Manager.Create from the caller's context
 	Name        string
 	Kind        Kind
 	URL         string        // KindURL
@@ -64,6 +67,16 @@ func (e *InvalidError) Error() string { return e.Msg }
 
 func invalidf(format string, args ...any) error {
 	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// key names the function among every tenant's, for its code directory, logs and processes:
+// the name itself in the default tenant (as before tenants), TENANT~NAME in another ('~' is in
+// neither a tenant's nor a function's name).
+func (d Definition) key() string {
+	if d.Tenant == "" || d.Tenant == tenant.Default {
+		return d.Name
+	}
+	return d.Tenant + "~" + d.Name
 }
 
 // validName is Lambda's function-name rule: letters, digits, hyphens and underscores.

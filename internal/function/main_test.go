@@ -72,7 +72,7 @@ func testHandler(mode string) func(context.Context, testEvent) (map[string]any, 
 
 func must[T any](v T, _ error) T { return v }
 
-// memStore is an in-memory Store.
+// memStore is an in-memory Store, keyed by Definition.key (tenant and name).
 type memStore struct {
 	mu sync.Mutex
 	m  map[string]Definition
@@ -81,40 +81,43 @@ type memStore struct {
 func (s *memStore) PutFunction(_ context.Context, d Definition) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.m[d.Name]; ok {
+	if _, ok := s.m[d.key()]; ok {
 		return fmt.Errorf("function %s: %w", d.Name, ErrExists)
 	}
-	s.m[d.Name] = d
+	s.m[d.key()] = d
 	return nil
 }
 
-func (s *memStore) GetFunction(_ context.Context, name string) (Definition, error) {
+func (s *memStore) GetFunction(_ context.Context, tenant, name string) (Definition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d, ok := s.m[name]
+	d, ok := s.m[Definition{Tenant: tenant, Name: name}.key()]
 	if !ok {
 		return Definition{}, fmt.Errorf("function %s: %w", name, ErrNotFound)
 	}
 	return d, nil
 }
 
-func (s *memStore) ListFunctions(context.Context) ([]Definition, error) {
+func (s *memStore) ListFunctions(_ context.Context, tenant string) ([]Definition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Definition
 	for _, d := range s.m {
-		out = append(out, d)
+		if d.Tenant == tenant {
+			out = append(out, d)
+		}
 	}
 	return out, nil
 }
 
-func (s *memStore) DeleteFunction(_ context.Context, name string) error {
+func (s *memStore) DeleteFunction(_ context.Context, tenant, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.m[name]; !ok {
+	k := Definition{Tenant: tenant, Name: name}.key()
+	if _, ok := s.m[k]; !ok {
 		return ErrNotFound
 	}
-	delete(s.m, name)
+	delete(s.m, k)
 	return nil
 }
 

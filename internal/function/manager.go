@@ -12,17 +12,21 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
-// Store keeps function definitions (state.Functions through an adapter in app).
+// Store keeps function definitions (state.Functions through an adapter in app). Names are
+// unique per tenant; another tenant's function is never found.
 type Store interface {
-	// PutFunction inserts d, or returns an error wrapping ErrExists.
+	// PutFunction inserts d, or returns an error wrapping ErrExists when d.Tenant has one of
+	// that name.
 	PutFunction(ctx context.Context, d Definition) error
-	// GetFunction returns the function called name, or an error wrapping ErrNotFound.
-	GetFunction(ctx context.Context, name string) (Definition, error)
-	ListFunctions(ctx context.Context) ([]Definition, error)
-	// DeleteFunction removes name, or returns an error wrapping ErrNotFound.
-	DeleteFunction(ctx context.Context, name string) error
+	// GetFunction returns tenant's function called name, or an error wrapping ErrNotFound.
+	GetFunction(ctx context.Context, tenant, name string) (Definition, error)
+	ListFunctions(ctx context.Context, tenant string) ([]Definition, error)
+	// DeleteFunction removes tenant's function name, or returns an error wrapping ErrNotFound.
+	DeleteFunction(ctx context.Context, tenant, name string) error
 }
 
 // Config configures a Manager. Store and Dir are required.
@@ -91,6 +95,9 @@ func New(cfg Config) (*Manager, error) {
 		ctx: ctx, cancel: cancel, pools: map[string]*pool{}}, nil
 }
 
+// Every method acts for the tenant ctx carries (internal/tenant): functions of other tenants
+// are invisible to it, and a token resolves inside the caller's tenant only.
+
 // Create checks d, copies its code (a zip archive, see ZipDir) into the data directory, and
 // stores it. A url function takes no code.
 func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Definition, error) {
@@ -98,6 +105,7 @@ func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Defini
 	if err != nil {
 		return Definition{}, err
 	}
+	d.Tenant = tenant.From(ctx)
 	if d.Kind == KindURL && len(code) > 0 {
 		return Definition{}, invalidf("a url function takes no code")
 	}
@@ -105,7 +113,7 @@ func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Defini
 		if len(code) == 0 {
 			return Definition{}, invalidf("a %s function needs code (a directory)", d.Kind)
 		}
-		dir := filepath.Join(m.cfg.Dir, "code", d.Name+"-"+newRequestID()[:8])
+		dir := filepath.Join(m.cfg.Dir, "code", d.key()+"-"+newRequestID()[:8])
 		if err := unzip(code, dir); err != nil {
 			_ = os.RemoveAll(dir)
 			return Definition{}, err
@@ -123,34 +131,34 @@ func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Defini
 		}
 		return Definition{}, err
 	}
-	m.logs.remove(d.Name) // an earlier function of that name
+	m.logs.remove(d.key()) // an earlier function of that name
 	return d, nil
 }
 
 // Get returns the function called name.
 func (m *Manager) Get(ctx context.Context, name string) (Definition, error) {
-	return m.store.GetFunction(ctx, name)
+	return m.store.GetFunction(ctx, tenant.From(ctx), name)
 }
 
 // List returns every function, by name.
 func (m *Manager) List(ctx context.Context) ([]Definition, error) {
-	ds, err := m.store.ListFunctions(ctx)
+	ds, err := m.store.ListFunctions(ctx, tenant.From(ctx))
 	slices.SortFunc(ds, func(a, b Definition) int { return strings.Compare(a.Name, b.Name) })
 	return ds, err
 }
 
 // Delete removes a function, stops its processes and removes its code and logs.
 func (m *Manager) Delete(ctx context.Context, name string) error {
-	d, err := m.store.GetFunction(ctx, name)
+	d, err := m.Get(ctx, name)
 	if err != nil {
 		return err
 	}
-	if err := m.store.DeleteFunction(ctx, name); err != nil {
+	if err := m.store.DeleteFunction(ctx, d.Tenant, name); err != nil {
 		return err
 	}
 	m.mu.Lock()
-	p := m.pools[name]
-	delete(m.pools, name)
+	p := m.pools[d.key()]
+	delete(m.pools, d.key())
 	m.mu.Unlock()
 	if p != nil {
 		p.close()
@@ -158,7 +166,7 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	if d.CodeDir != "" && strings.HasPrefix(d.CodeDir, filepath.Join(m.cfg.Dir, "code")+string(filepath.Separator)) {
 		_ = os.RemoveAll(d.CodeDir)
 	}
-	m.logs.remove(name)
+	m.logs.remove(d.key())
 	return nil
 }
 
@@ -184,7 +192,7 @@ func (m *Manager) Resolve(ctx context.Context, token string) (Definition, error)
 	if err != nil {
 		return Definition{}, &InvalidError{Msg: err.Error()}
 	}
-	d, err := m.store.GetFunction(ctx, name)
+	d, err := m.Get(ctx, name)
 	if errors.Is(err, ErrNotFound) {
 		all, lerr := m.List(ctx)
 		if lerr != nil {
@@ -252,7 +260,7 @@ func (m *Manager) prepare(ctx context.Context, name string, payload []byte) (*po
 	if !json.Valid(payload) {
 		return nil, nil, invalidf("the payload is not valid JSON")
 	}
-	d, err := m.store.GetFunction(ctx, name)
+	d, err := m.Get(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -270,7 +278,7 @@ func (m *Manager) pool(d Definition) (*pool, error) {
 	if m.closed {
 		return nil, ErrClosed
 	}
-	p := m.pools[d.Name]
+	p := m.pools[d.key()]
 	if p != nil && p.def == d {
 		return p, nil
 	}
@@ -278,17 +286,18 @@ func (m *Manager) pool(d Definition) (*pool, error) {
 		go p.close()
 	}
 	p = newPool(m, d)
-	m.pools[d.Name] = p
+	m.pools[d.key()] = p
 	return p, nil
 }
 
 // Logs returns the captured logs of a function, of one request when requestID is set, the
 // last limit entries when limit > 0.
 func (m *Manager) Logs(ctx context.Context, name, requestID string, limit int) ([]LogEntry, error) {
-	if _, err := m.store.GetFunction(ctx, name); err != nil {
+	d, err := m.Get(ctx, name)
+	if err != nil {
 		return nil, err
 	}
-	return m.logs.read(name, requestID, limit)
+	return m.logs.read(d.key(), requestID, limit)
 }
 
 // Close kills every process and fails the invocations in progress. It does not close the

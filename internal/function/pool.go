@@ -84,7 +84,7 @@ func (p *pool) invoke(ctx context.Context, inv *invocation) (Result, error) {
 }
 
 func (p *pool) log(id, format string, args ...any) {
-	p.m.logs.write(p.def.Name, LogEntry{RequestID: id, Stream: "cairn", Message: fmt.Sprintf(format, args...)})
+	p.m.logs.write(p.def.key(), LogEntry{RequestID: id, Stream: "cairn", Message: fmt.Sprintf(format, args...)})
 }
 
 // take returns an idle live process, or a new one; fresh reports the latter.

@@ -18,10 +18,10 @@ func (m *Manager) invokeURL(ctx context.Context, d Definition, inv *invocation) 
 	start := time.Now()
 	fail := func(typ, format string, args ...any) Result {
 		fe := &FuncError{Type: typ, Message: fmt.Sprintf(format, args...)}
-		m.logs.write(d.Name, LogEntry{RequestID: inv.id, Stream: "cairn", Message: "ERROR RequestId: " + inv.id + " " + fe.Error()})
+		m.logs.write(d.key(), LogEntry{RequestID: inv.id, Stream: "cairn", Message: "ERROR RequestId: " + inv.id + " " + fe.Error()})
 		return Result{RequestID: inv.id, Payload: marshalError(fe), Error: fe, Duration: time.Since(start)}
 	}
-	m.logs.write(d.Name, LogEntry{RequestID: inv.id, Stream: "cairn", Message: "START RequestId: " + inv.id + " POST " + redact(d.URL)})
+	m.logs.write(d.key(), LogEntry{RequestID: inv.id, Stream: "cairn", Message: "START RequestId: " + inv.id + " POST " + redact(d.URL)})
 	actx, cancel := context.WithTimeout(ctx, d.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, d.URL, bytes.NewReader(inv.payload))
@@ -54,7 +54,7 @@ func (m *Manager) invokeURL(ctx context.Context, d Definition, inv *invocation) 
 		return fail("Http.Status", "the endpoint answered %s: %q", resp.Status, ex)
 	}
 	r := Result{RequestID: inv.id, Payload: body, Duration: time.Since(start)}
-	m.logs.write(d.Name, LogEntry{RequestID: inv.id, Stream: "cairn", Message: fmt.Sprintf("END RequestId: %s %s", inv.id, resp.Status)})
+	m.logs.write(d.key(), LogEntry{RequestID: inv.id, Stream: "cairn", Message: fmt.Sprintf("END RequestId: %s %s", inv.id, resp.Status)})
 	return r
 }
 

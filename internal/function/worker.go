@@ -130,7 +130,7 @@ func (w *worker) emit(stream, line string) {
 		w.tail = w.tail[1:]
 	}
 	w.mu.Unlock()
-	w.p.m.logs.write(w.p.def.Name, LogEntry{RequestID: id, Stream: stream, Message: line})
+	w.p.m.logs.write(w.p.def.key(), LogEntry{RequestID: id, Stream: stream, Message: line})
 }
 
 func (w *worker) setCurrent(inv *invocation) (prev *invocation) {

@@ -46,6 +46,16 @@ func tenantTokens(token string, tenants map[string]string) []tenantToken {
 	return out
 }
 
+// bearerToken returns the token of an "Authorization: Bearer T" header. The scheme is
+// case-insensitive (RFC 7235 section 2.1), so "bearer T" and "BEARER T" are accepted.
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
 // tenantOf returns the tenant of the token r carries ("Authorization: Bearer T", or
 // "X-Auth-Token: T" as Huawei Cloud clients send it), and false for none or an unknown one.
 // Without tokens every caller is tenant.Default. Every token is compared, in constant time.
@@ -53,7 +63,7 @@ func (s *Server) tenantOf(r *http.Request) (string, bool) {
 	if len(s.tokens) == 0 {
 		return tenant.Default, true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		got = r.Header.Get("X-Auth-Token")
 	}

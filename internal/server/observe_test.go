@@ -35,6 +35,18 @@ func TestAuth(t *testing.T) {
 			req:    call{method: "GET", path: "/v1/stacks/demo/outputs", header: bearer("s3cret")},
 			status: 200, want: `{"outputs":[{"name":"Url","value":"https://x"}]}`,
 		},
+		"LowerCaseScheme": {
+			reason: "The scheme is case-insensitive (RFC 7235): bearer and BEARER are Bearer.",
+			token:  "s3cret",
+			req:    call{method: "GET", path: "/v1/stacks/demo/outputs", header: map[string]string{"Authorization": "bearer s3cret"}},
+			status: 200, want: `{"outputs":[{"name":"Url","value":"https://x"}]}`,
+		},
+		"UpperCaseScheme": {
+			reason: "The scheme is case-insensitive (RFC 7235).",
+			token:  "s3cret",
+			req:    call{method: "GET", path: "/v1/stacks/demo/outputs", header: map[string]string{"Authorization": "BEARER  s3cret"}},
+			status: 200, want: `{"outputs":[{"name":"Url","value":"https://x"}]}`,
+		},
 		"MissingToken": {
 			reason: "A missing token is a 401.",
 			token:  "s3cret",

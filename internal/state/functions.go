@@ -9,6 +9,7 @@ import (
 // Function is a stored function definition (see internal/function). CodeDir is the copy of
 // its code in cairn's data directory.
 type Function struct {
+	Tenant      string // "" is DefaultTenant; names are unique per tenant
 	Name        string
 	Kind        string // url, provided or nodejs
 	URL         string
@@ -26,12 +27,14 @@ var ErrFunctionExists = errors.New("function exists")
 // Functions stores function definitions. It is not part of Store: backends that keep
 // functions implement it besides.
 type Functions interface {
-	// PutFunction inserts f, or returns an error wrapping ErrFunctionExists.
+	// PutFunction inserts f, or returns an error wrapping ErrFunctionExists when f.Tenant
+	// has a function of that name.
 	PutFunction(ctx context.Context, f Function) error
-	// GetFunction returns the function called name, or an error wrapping ErrNotFound.
-	GetFunction(ctx context.Context, name string) (Function, error)
-	// ListFunctions returns every function, by name.
-	ListFunctions(ctx context.Context) ([]Function, error)
-	// DeleteFunction removes the function called name, or returns an error wrapping ErrNotFound.
-	DeleteFunction(ctx context.Context, name string) error
+	// GetFunction returns tenant's function called name, or an error wrapping ErrNotFound.
+	GetFunction(ctx context.Context, tenant, name string) (Function, error)
+	// ListFunctions returns tenant's functions, by name.
+	ListFunctions(ctx context.Context, tenant string) ([]Function, error)
+	// DeleteFunction removes tenant's function called name, or returns an error wrapping
+	// ErrNotFound.
+	DeleteFunction(ctx context.Context, tenant, name string) error
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -26,8 +27,30 @@ type Store interface {
 // ErrNotFound is returned when a requested row does not exist.
 var ErrNotFound = errors.New("not found")
 
-// Stack is one stack's row.
+// DefaultTenant is the tenant of a single-user server, whose stack keys are plain names.
+const DefaultTenant = "default"
+
+// StackKey is the key a stack and everything of it (resources, journal, operations, events,
+// custom-resource requests) is stored under: the stack's name in the default tenant,
+// "TENANT/NAME" in another. Stack names never hold '/', so keys of two tenants never meet.
+func StackKey(tenant, name string) string {
+	if tenant == "" || tenant == DefaultTenant {
+		return name
+	}
+	return tenant + "/" + name
+}
+
+// SplitStackKey returns the tenant and the name of a stack key.
+func SplitStackKey(key string) (tenant, name string) {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return DefaultTenant, key
+}
+
+// Stack is one stack's row. Its key is StackKey(Tenant, Name).
 type Stack struct {
+	Tenant       string // "" is DefaultTenant
 	Name         string
 	ID           string // StackId handed to providers: an ARN for CloudFormation, a UUID for ROS
 	Dialect      string
@@ -48,18 +71,18 @@ type Stack struct {
 	UpdatedAt time.Time
 }
 
-// Stacks stores stack rows.
+// Stacks stores stack rows. Every method but PutStack addresses a stack by its key (StackKey).
 type Stacks interface {
-	PutStack(ctx context.Context, s Stack) error // insert or replace by Name
-	GetStack(ctx context.Context, name string) (Stack, error)
-	ListStacks(ctx context.Context) ([]Stack, error) // sorted by Name
+	PutStack(ctx context.Context, s Stack) error // insert or replace by key
+	GetStack(ctx context.Context, key string) (Stack, error)
+	ListStacks(ctx context.Context, tenant string) ([]Stack, error) // the tenant's stacks, sorted by Name
 	// DeleteStack removes the stack with its resources, journal, operations and events.
-	DeleteStack(ctx context.Context, name string) error
+	DeleteStack(ctx context.Context, key string) error
 }
 
 // Resource is one resource's row.
 type Resource struct {
-	Stack        string
+	Stack        string // the stack's key
 	Name         string // logical id
 	Type         string
 	ID           string // physical id
@@ -131,7 +154,7 @@ const (
 // Operation is a deploy or delete of one stack. Request holds what is needed to resume it.
 type Operation struct {
 	ID           string
-	Stack        string
+	Stack        string // the stack's key: its tenant owns the operation
 	Kind         string // "deploy" or "delete"
 	Status       string // Running, Succeeded or Failed
 	StatusReason string
@@ -145,6 +168,7 @@ type Operation struct {
 // BusyError says a stack already has a running operation.
 type BusyError struct {
 	Stack     string
+	Owner     string // the engine holding the operation's lease
 	Operation string
 	Kind      string
 	Since     time.Time
@@ -163,6 +187,10 @@ type Operations interface {
 	// succeeds when owner already holds it or the lease has expired (by the store's clock), and
 	// otherwise returns a *BusyError; a finished or unknown operation is another error.
 	ClaimOperation(ctx context.Context, id, owner string, leaseExpires time.Time) error
+	// TakeOverOperation makes owner the holder of a Running operation whose holder is prev, a
+	// holder known to be dead, whatever its lease says. It returns a *BusyError when the
+	// operation is held by someone else (another engine took it over first).
+	TakeOverOperation(ctx context.Context, id, prev, owner string, leaseExpires time.Time) error
 	// FinishOperation marks op Succeeded or Failed and clears its stack's operation.
 	FinishOperation(ctx context.Context, id, status, reason string, at time.Time) error
 	GetOperation(ctx context.Context, id string) (Operation, error)

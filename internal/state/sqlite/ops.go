@@ -21,7 +21,8 @@ func scanOp(sc scanner) (state.Operation, error) {
 }
 
 func busy(op state.Operation) *state.BusyError {
-	return &state.BusyError{Stack: op.Stack, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
+	_, name := state.SplitStackKey(op.Stack)
+	return &state.BusyError{Stack: name, Owner: op.Owner, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
 }
 
 // StartOperation inserts op as Running. The check for a running operation and the insert
@@ -69,6 +70,30 @@ func (s *Store) ClaimOperation(ctx context.Context, id, owner string, leaseExpir
 	var b *state.BusyError
 	if err != nil && !errors.As(err, &b) {
 		return fmt.Errorf("cannot claim operation %s: %w", id, err)
+	}
+	return err
+}
+
+// TakeOverOperation takes a running operation from prev, a dead holder.
+func (s *Store) TakeOverOperation(ctx context.Context, id, prev, owner string, leaseExpires time.Time) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		op, err := scanOp(tx.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ?`, id))
+		if err != nil {
+			return noRow(err)
+		}
+		if op.Status != state.Running {
+			return fmt.Errorf("it is %s", op.Status)
+		}
+		if op.Owner != prev && op.Owner != owner {
+			return busy(op)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE operations SET owner = ?, lease_expires = ? WHERE id = ?`,
+			owner, ms(leaseExpires), id)
+		return err
+	})
+	var b *state.BusyError
+	if err != nil && !errors.As(err, &b) {
+		return fmt.Errorf("cannot take over operation %s: %w", id, err)
 	}
 	return err
 }

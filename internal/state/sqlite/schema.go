@@ -148,4 +148,13 @@ CREATE TABLE functions (
 	`
 ALTER TABLE stacks ADD COLUMN providers BLOB;
 `,
+	// 7: tenants own stacks and functions. A stack's name column holds its key
+	// (state.StackKey), so rows of the default tenant keep their plain names; a function's
+	// name column holds TENANT/NAME likewise.
+	`
+ALTER TABLE stacks ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+CREATE INDEX stacks_by_tenant ON stacks (tenant, name);
+ALTER TABLE functions ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+CREATE INDEX functions_by_tenant ON functions (tenant, name);
+`,
 }

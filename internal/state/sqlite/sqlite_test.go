@@ -50,7 +50,7 @@ type contents struct {
 // fill writes n resource steps and one of everything else, and returns what it wrote.
 func fill(ctx context.Context, s state.Store, n int) (contents, error) {
 	now := time.Now().UTC()
-	c := contents{Stack: state.Stack{Name: "s", ID: "id-s", Status: "CREATE_IN_PROGRESS", Operation: "op", CreatedAt: now},
+	c := contents{Stack: state.Stack{Tenant: state.DefaultTenant, Name: "s", ID: "id-s", Status: "CREATE_IN_PROGRESS", Operation: "op", CreatedAt: now},
 		Running: []state.Operation{{ID: "op", Stack: "s", Kind: "deploy", Status: state.Running, Owner: "me",
 			LeaseExpires: now.Add(time.Hour), StartedAt: now}},
 		Key:     []byte("secret"),
@@ -270,7 +270,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetStack: %v", err)
 	}
-	want := state.Stack{Name: "s", ID: "id", Dialect: "cloudformation", Status: "CREATE_COMPLETE", Operation: "op",
+	want := state.Stack{Tenant: state.DefaultTenant, Name: "s", ID: "id", Dialect: "cloudformation", Status: "CREATE_COMPLETE", Operation: "op",
 		CreatedAt: time.UnixMilli(1000), UpdatedAt: time.UnixMilli(2000)}
 	if diff := cmp.Diff(want, got, opts); diff != "" {
 		t.Errorf("GetStack after migrating: -want +got:\n%s", diff)

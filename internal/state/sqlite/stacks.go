@@ -18,9 +18,11 @@ const stackSelect = `SELECT s.name, s.id, s.dialect, s.status, s.status_reason, 
 
 func scanStack(sc scanner) (state.Stack, error) {
 	var st state.Stack
+	var key string
 	var c, u int64
-	err := sc.Scan(&st.Name, &st.ID, &st.Dialect, &st.Status, &st.StatusReason, &st.Description, &st.Parameters,
+	err := sc.Scan(&key, &st.ID, &st.Dialect, &st.Status, &st.StatusReason, &st.Description, &st.Parameters,
 		&st.Outputs, &st.Operation, &c, &u, &st.Template, &st.Providers)
+	st.Tenant, st.Name = state.SplitStackKey(key)
 	st.CreatedAt, st.UpdatedAt = tm(c), tm(u)
 	return st, err
 }
@@ -29,14 +31,14 @@ func scanStack(sc scanner) (state.Stack, error) {
 // from the stack's running operation.
 func (s *Store) PutStack(ctx context.Context, st state.Stack) error {
 	_, err := s.w.ExecContext(ctx, `INSERT INTO stacks
-		(name, id, dialect, status, status_reason, description, parameters, outputs, created_at, updated_at, template, providers)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(name, id, dialect, status, status_reason, description, parameters, outputs, created_at, updated_at, template, providers, tenant)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET id = excluded.id, dialect = excluded.dialect, status = excluded.status,
 		status_reason = excluded.status_reason, description = excluded.description, parameters = excluded.parameters,
 		outputs = excluded.outputs, created_at = excluded.created_at, updated_at = excluded.updated_at,
 		template = excluded.template, providers = excluded.providers`,
-		st.Name, st.ID, st.Dialect, st.Status, st.StatusReason, st.Description, st.Parameters, st.Outputs,
-		ms(st.CreatedAt), ms(st.UpdatedAt), st.Template, st.Providers)
+		state.StackKey(st.Tenant, st.Name), st.ID, st.Dialect, st.Status, st.StatusReason, st.Description, st.Parameters, st.Outputs,
+		ms(st.CreatedAt), ms(st.UpdatedAt), st.Template, st.Providers, tenantOf(st.Tenant))
 	if err != nil {
 		return fmt.Errorf("cannot put stack %s: %w", st.Name, err)
 	}
@@ -51,8 +53,8 @@ func (s *Store) GetStack(ctx context.Context, name string) (state.Stack, error) 
 	return st, nil
 }
 
-func (s *Store) ListStacks(ctx context.Context) ([]state.Stack, error) {
-	out, err := list(ctx, s.r, scanStack, stackSelect+` ORDER BY s.name`)
+func (s *Store) ListStacks(ctx context.Context, tenant string) ([]state.Stack, error) {
+	out, err := list(ctx, s.r, scanStack, stackSelect+` WHERE s.tenant = ? ORDER BY s.name`, tenantOf(tenant))
 	if err != nil {
 		return nil, fmt.Errorf("cannot list stacks: %w", err)
 	}
@@ -93,6 +95,14 @@ func (s *Store) DeleteStack(ctx context.Context, name string) error {
 		return fmt.Errorf("cannot delete stack %s: %w", name, err)
 	}
 	return nil
+}
+
+// tenantOf names the default tenant explicitly, as rows store it.
+func tenantOf(t string) string {
+	if t == "" {
+		return state.DefaultTenant
+	}
+	return t
 }
 
 const resourceCols = `stack, name, type, id, status, status_reason, props, outputs, deps, deletion_policy, updated_at, private, provider`

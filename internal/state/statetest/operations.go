@@ -24,7 +24,7 @@ func wantBusy(t *testing.T, call string, err error, op state.Operation) {
 		t.Errorf("%s: got error %v, want a *state.BusyError", call, err)
 		return
 	}
-	want := &state.BusyError{Stack: op.Stack, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
+	want := &state.BusyError{Stack: op.Stack, Owner: op.Owner, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
 	if diff := cmp.Diff(want, busy, opts); diff != "" {
 		t.Errorf("%s: the BusyError must name the running operation: -want +got:\n%s", call, diff)
 	}

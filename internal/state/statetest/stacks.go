@@ -1,6 +1,7 @@
 package statetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 
 func testStacks(t *testing.T, s state.Store) {
 	ctx := t.Context()
-	got, err := s.ListStacks(ctx)
+	got, err := s.ListStacks(ctx, "")
 	must(t, "ListStacks", err)
 	if len(got) != 0 {
 		t.Errorf("ListStacks of an empty store: got %d stacks, want none", len(got))
@@ -30,9 +31,9 @@ func testStacks(t *testing.T, s state.Store) {
 	wantUTC(t, "GetStack", a.CreatedAt, a.UpdatedAt)
 
 	// PutStack replaces by name, every field.
-	a2 := state.Stack{Name: "a", ID: "other-id", Dialect: "ros", Status: "UPDATE_COMPLETE", UpdatedAt: t0.Add(time.Hour)}
+	a2 := state.Stack{Tenant: state.DefaultTenant, Name: "a", ID: "other-id", Dialect: "ros", Status: "UPDATE_COMPLETE", UpdatedAt: t0.Add(time.Hour)}
 	must(t, "PutStack", s.PutStack(ctx, a2))
-	got, err = s.ListStacks(ctx)
+	got, err = s.ListStacks(ctx, "")
 	must(t, "ListStacks", err)
 	want := []state.Stack{a2, stack("b"), stack("c")}
 	if diff := cmp.Diff(want, got, opts); diff != "" {
@@ -57,7 +58,7 @@ func testStackOperationField(t *testing.T, s state.Store) {
 		if got.Operation != want {
 			t.Errorf("%s: GetStack().Operation = %q, want %q", when, got.Operation, want)
 		}
-		list, err := s.ListStacks(ctx)
+		list, err := s.ListStacks(ctx, "")
 		must(t, "ListStacks", err)
 		if len(list) != 1 || list[0].Operation != want {
 			t.Errorf("%s: ListStacks() = %+v, want one stack with Operation %q", when, list, want)
@@ -180,3 +181,57 @@ func testResources(t *testing.T, s state.Store) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// testTenants: stacks of two tenants may share a name; each tenant lists only its own, and
+// everything of a stack is reached through its key.
+func testTenants(t *testing.T, s state.Store) {
+	ctx := t.Context()
+	a, b := stack("app"), stack("app")
+	b.Tenant, b.ID = "team-b", "arn:cairn:stack/b-app"
+	must(t, "PutStack", s.PutStack(ctx, a))
+	must(t, "PutStack", s.PutStack(ctx, b))
+	keyB := state.StackKey("team-b", "app")
+	if keyB == "app" {
+		t.Fatalf("StackKey of another tenant must differ from the default tenant's")
+	}
+	gotB, err := s.GetStack(ctx, keyB)
+	must(t, "GetStack", err)
+	if diff := cmp.Diff(b, gotB, opts); diff != "" {
+		t.Errorf("GetStack(team-b/app): -want +got:\n%s", diff)
+	}
+	for tenant, want := range map[string][]state.Stack{"": {a}, "default": {a}, "team-b": {b}, "team-c": nil} {
+		got, err := s.ListStacks(ctx, tenant)
+		must(t, "ListStacks", err)
+		if diff := cmp.Diff(want, got, opts); diff != "" {
+			t.Errorf("ListStacks(%q): -want +got:\n%s", tenant, diff)
+		}
+	}
+	must(t, "StartOperation", s.StartOperation(ctx, operation("op-b", keyB)))
+	must(t, "StartOperation", s.StartOperation(ctx, operation("op-a", "app")))
+	must(t, "DeleteStack", s.DeleteStack(ctx, keyB))
+	if _, err := s.GetStack(ctx, "app"); err != nil {
+		t.Errorf("deleting team-b's app deleted the default tenant's: %v", err)
+	}
+	if _, err := s.GetOperation(ctx, "op-a"); err != nil {
+		t.Errorf("deleting team-b's app deleted the default tenant's operation: %v", err)
+	}
+}
+
+// testTakeOverOperation: a dead holder's lease is taken at once; a live one's is not.
+func testTakeOverOperation(t *testing.T, s state.Store) {
+	ctx := t.Context()
+	must(t, "StartOperation", s.StartOperation(ctx, operation("op1", "x"))) // owner server-1, lease an hour
+	var busy *state.BusyError
+	if err := s.ClaimOperation(ctx, "op1", "server-2", time.Now().Add(time.Minute)); !errors.As(err, &busy) || busy.Owner != "server-1" {
+		t.Fatalf("ClaimOperation of a live lease: %v, want a *BusyError naming server-1", err)
+	}
+	if err := s.TakeOverOperation(ctx, "op1", "server-3", "server-2", time.Now().Add(time.Minute)); !errors.As(err, &busy) {
+		t.Errorf("TakeOverOperation from a holder that does not hold it: %v, want a *BusyError", err)
+	}
+	must(t, "TakeOverOperation", s.TakeOverOperation(ctx, "op1", "server-1", "server-2", time.Now().Add(time.Minute)))
+	op, err := s.GetOperation(ctx, "op1")
+	must(t, "GetOperation", err)
+	if op.Owner != "server-2" {
+		t.Errorf("after TakeOverOperation the owner is %q, want server-2", op.Owner)
+	}
+}

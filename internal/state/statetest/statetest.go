@@ -41,6 +41,8 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 		{"CustomRequests", testCustomRequests},
 		{"CustomResponseConcurrently", testCustomResponseConcurrently},
 		{"ConcurrentWrites", testConcurrentWrites},
+		{"Tenants", testTenants},
+		{"TakeOverOperation", testTakeOverOperation},
 	}
 	for _, tc := range suite {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -82,7 +84,7 @@ func must(t *testing.T, call string, err error) {
 }
 
 func stack(name string) state.Stack {
-	return state.Stack{Name: name, ID: "arn:cairn:stack/" + name, Dialect: "cloudformation", Status: "CREATE_COMPLETE",
+	return state.Stack{Tenant: state.DefaultTenant, Name: name, ID: "arn:cairn:stack/" + name, Dialect: "cloudformation", Status: "CREATE_COMPLETE",
 		StatusReason: "ok", Description: "the " + name + " stack", Parameters: []byte(`{"Size":"1"}`),
 		Outputs: []byte(`[{"OutputKey":"Url"}]`), Template: []byte(`{"template":"x"}`), Providers: []byte(`{"provider.x":{"v":"1.0.0"}}`), CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}
 }

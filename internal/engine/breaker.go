@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/state"
+)
+
+// The crash-loop breaker. An operation is resumed after its server died; if something in the
+// operation itself kills the server (an input no budget foresaw), every restart would resume it
+// and die again. Each resumption is journalled with the progress made so far (the number of
+// finished steps); when an operation has been resumed MaxResumes times in a row, each within
+// resumeWindow of the one before, without any step finishing in between, it is failed instead
+// of resumed, naming the step it kept dying at. Cancel and delete then work on the stack as
+// on any failed one.
+
+const (
+	resumeStep   = "resume" // journal step of resumption marks; never a resource step ("verb/Name")
+	resumeWindow = 5 * time.Minute
+)
+
+type resumeMark struct {
+	Progress int `json:"progress"` // End entries when the operation was resumed
+}
+
+// breakCrashLoop journals this resumption of op, or, when op has been resumed too often
+// without progress, fails it and reports true. It reads only the journal and the stack row,
+// never the template: a template that kills the server is not parsed again.
+func (e *Engine) breakCrashLoop(ctx context.Context, op state.Operation) (bool, error) {
+	entries, err := e.store.ListJournal(ctx, op.ID)
+	if err != nil {
+		return false, fmt.Errorf("cannot read journal of operation %s: %w", op.ID, err)
+	}
+	ends, strikes, open := 0, 0, ""
+	var last time.Time
+	begun := map[string]bool{}
+	for _, je := range entries {
+		switch {
+		case je.Step == resumeStep:
+			var m resumeMark
+			_ = json.Unmarshal(je.Detail, &m)
+			if m.Progress == ends && (last.IsZero() || je.At.Sub(last) < resumeWindow) {
+				strikes++
+			} else {
+				strikes = 1
+			}
+			last = je.At
+		case je.Phase == state.End:
+			ends++
+			delete(begun, je.Step)
+		case je.Phase == state.Begin && !strings.HasPrefix(je.Step, "phase/"):
+			begun[je.Step] = true
+			open = je.Step
+		}
+	}
+	if !begun[open] {
+		open = ""
+	}
+	now := e.now()
+	if strikes < e.o.MaxResumes || now.Sub(last) >= resumeWindow || e.progressSince(entries, last) {
+		detail, _ := json.Marshal(resumeMark{Progress: ends})
+		_, err := e.store.Append(ctx, state.JournalEntry{Operation: op.ID, Stack: op.Stack, Step: resumeStep,
+			Phase: resumeStep, Detail: detail, At: now})
+		return false, err
+	}
+	return true, e.failLooping(ctx, op, open, strikes)
+}
+
+// progressSince reports whether a step ended after the last resumption mark.
+func (e *Engine) progressSince(entries []state.JournalEntry, mark time.Time) bool {
+	for i := len(entries) - 1; i >= 0 && entries[i].Step != resumeStep; i-- {
+		if entries[i].Phase == state.End {
+			return true
+		}
+	}
+	return false
+}
+
+// failLooping ends op as failed, with the stack in the failed status of its kind and phase.
+func (e *Engine) failLooping(ctx context.Context, op state.Operation, step string, times int) error {
+	var req opRequest
+	_ = json.Unmarshal(op.Request, &req)
+	st, err := e.store.GetStack(ctx, op.Stack)
+	if err != nil {
+		return fmt.Errorf("cannot read stack %s: %w", op.Stack, err)
+	}
+	at := "before its first step"
+	if step != "" {
+		at = "at step " + step
+	}
+	reason := fmt.Sprintf("cairn stopped %d times in a row while running this operation, each time %s, without any step finishing: "+
+		"the operation was ended instead of resumed again (a crash-loop breaker). Fix the cause, then deploy or delete the stack again", times, at)
+	status := "UPDATE_FAILED"
+	switch {
+	case op.Kind == kindDelete:
+		status = "DELETE_FAILED"
+	case req.Creating:
+		status = "CREATE_FAILED"
+	}
+	if strings.Contains(st.Status, "ROLLBACK") {
+		status = strings.TrimSuffix(strings.TrimSuffix(st.Status, "_IN_PROGRESS"), "_COMPLETE") + "_FAILED"
+	}
+	if _, logical, ok := strings.Cut(step, "/"); ok {
+		if _, err := e.store.AppendEvent(ctx, state.Event{Stack: op.Stack, Operation: op.ID, LogicalID: logical,
+			Status: strings.SplitN(status, "_", 2)[0] + "_FAILED", Reason: reason, At: e.now()}); err != nil {
+			return fmt.Errorf("cannot record event: %w", err)
+		}
+	}
+	st.Status, st.StatusReason, st.UpdatedAt = status, reason, e.now()
+	if err := e.store.PutStack(ctx, st); err != nil {
+		return fmt.Errorf("cannot write stack %s: %w", st.Name, err)
+	}
+	if _, err := e.store.AppendEvent(ctx, state.Event{Stack: op.Stack, Operation: op.ID, LogicalID: st.Name, PhysicalID: st.ID,
+		Type: stackType(req.Dialect), Status: status, Reason: reason, At: e.now()}); err != nil {
+		return fmt.Errorf("cannot record event: %w", err)
+	}
+	if err := e.store.FinishOperation(ctx, op.ID, state.Failed, reason, e.now()); err != nil {
+		return fmt.Errorf("cannot finish operation %s: %w", op.ID, err)
+	}
+	e.wake()
+	return nil
+}
