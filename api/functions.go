@@ -8,7 +8,8 @@ import (
 // CodeFunctionExists: 409, a function of that name exists (delete it first).
 const CodeFunctionExists = "function_exists"
 
-// Function is a function as the API shows it (GET /v1/functions/{name}).
+// Function is a function as the API shows it (GET /v1/functions/{name}). Where the server
+// keeps its copy of the code is not shown: that is the server's business.
 type Function struct {
 	Name           string    `json:"name"`
 	Kind           string    `json:"kind"` // url, provided or nodejs
@@ -17,8 +18,7 @@ type Function struct {
 	TimeoutSeconds int       `json:"timeoutSeconds"`
 	MemoryMB       int       `json:"memoryMB"`
 	Concurrency    int       `json:"concurrency"`
-	ARN            string    `json:"arn"`               // the Lambda ARN it answers to (any region, account and qualifier work)
-	CodeDir        string    `json:"codeDir,omitempty"` // the server's copy of the code
+	ARN            string    `json:"arn"` // the Lambda ARN it answers to (any region, account and qualifier work)
 	CreatedAt      time.Time `json:"createdAt"`
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/customresource"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
 )
 
@@ -69,7 +70,7 @@ type rig struct {
 
 func newRig(b *testing.B) *rig {
 	dir := b.TempDir()
-	db, err := sqlite.Open(filepath.Join(dir, "state.db"))
+	db, err := sqlite.Open(filepath.Join(dir, "state.db"), sqlite.Options{Keyring: secrets.Generate()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,6 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/cairn-dev/cairn/internal/budget"
+	"github.com/cairn-dev/cairn/internal/egress"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/function"
 	"github.com/cairn-dev/cairn/internal/provider"
@@ -59,13 +61,28 @@ type Config struct {
 	// Tenants maps more tokens to their tenants (`cairn server --tenants`); Token is tenant
 	// "default"'s. Tenants scope the private-provider registry. Not allowed with NoAuth.
 	Tenants map[string]string
+	// ServiceTokenAllow lists the hosts and CIDRs that ServiceTokens and url functions may
+	// reach (`cairn server --service-token-allow`; an entry may hold several, comma-separated).
+	// Empty: every host, except that a server with Tenants refuses loopback, link-local,
+	// unspecified and cloud-metadata addresses. See egress.New.
+	ServiceTokenAllow []string
 	// Region and AccountID are the engine's pseudo parameters; engine defaults when empty.
 	Region, AccountID string
 	// PluginDirs are searched for Terraform provider plugins before the places terraform's
 	// CLI configuration names (TF_CLI_CONFIG_FILE, ~/.terraformrc, the implied mirrors).
 	PluginDirs []string
+	// SecretsKeyFile holds the keys that encrypt secrets in the state database (see
+	// secrets.LoadFile); default Dir/secrets.key. Created with mode 0600 when absent; refused
+	// when its group or others may access it.
+	SecretsKeyFile string
+	// SecretsKey gives those keys instead of a file (CAIRN_SECRETS_KEY): base64 of 32 bytes,
+	// several separated by commas, the first of which encrypts. Not with SecretsKeyFile.
+	SecretsKey string
 	// Logger receives the access log and lifecycle messages; nil: discard.
 	Logger *slog.Logger
+	// Limits bound each request's template parse and evaluation, and each run's evaluations
+	// (`cairn server --max-depth` ...); zero fields take budget.Defaults.
+	Limits budget.Limits
 }
 
 // App is a running cairn.
@@ -97,6 +114,10 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err := checkNoAuth(cfg); err != nil {
 		return nil, err
 	}
+	policy, err := egress.New(cfg.ServiceTokenAllow, len(cfg.Tenants) > 0)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --service-token-allow: %w", err)
+	}
 	a := &App{log: cfg.Logger}
 	defer func() {
 		if err != nil {
@@ -109,7 +130,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if a.token, err = resolveToken(cfg); err != nil {
 		return nil, err
 	}
-	store, err := sqlite.Open(filepath.Join(cfg.Dir, "state.db"))
+	ring, err := a.keyring(cfg)
+	if err != nil {
+		return nil, err
+	}
+	store, err := sqlite.Open(filepath.Join(cfg.Dir, "state.db"), sqlite.Options{Keyring: ring})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open state: %w", err)
 	}
@@ -128,11 +153,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		responseURL = a.tlsURL
 	}
 
-	if a.fns, err = newFunctions(cfg, store, a.caFile); err != nil {
+	if a.fns, err = newFunctions(cfg, store, a.caFile, policy); err != nil {
 		return nil, err
 	}
 	cr := customresource.New(customresource.Config{Store: crStore{store}, Key: key, ResponseURL: responseURL,
-		Functions: crInvoker{a.fns}, Logger: cfg.Logger})
+		Functions: crInvoker{a.fns}, Policy: policy, Logger: cfg.Logger})
 	a.reg = provider.NewRegistry()
 	for _, pattern := range []string{"Custom::*", "AWS::CloudFormation::CustomResource", "ALIYUN::ROS::CustomResource"} {
 		a.reg.Register(pattern, cr)
@@ -144,8 +169,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.local = &localFunctions{log: a.log}
-	plugins.private = privateProviders{reg: reg, fns: a.fns, local: a.local}
-	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID})
+	plugins.private = privateProviders{reg: reg, fns: a.fns, local: a.local, urlClient: urlFunctionClient(policy)}
+	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID,
+		Limits: cfg.Limits})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the engine: %w", err)
 	}

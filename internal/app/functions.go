@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/cairn-dev/cairn/internal/egress"
 	"github.com/cairn-dev/cairn/internal/function"
 	"github.com/cairn-dev/cairn/internal/provider/customresource"
 	"github.com/cairn-dev/cairn/internal/state"
@@ -13,14 +14,15 @@ import (
 )
 
 // newFunctions starts the function manager on the state store, with code and logs in
-// Dir/functions. Processes trust cairn's own CA (caFile) when TLS uses it.
-func newFunctions(cfg Config, store *sqlite.Store, caFile string) (*function.Manager, error) {
+// Dir/functions. Processes trust cairn's own CA (caFile) when TLS uses it; url functions
+// reach only what policy allows.
+func newFunctions(cfg Config, store *sqlite.Store, caFile string, policy *egress.Policy) (*function.Manager, error) {
 	var env []string
 	if caFile != "" {
 		env = append(env, "NODE_EXTRA_CA_CERTS="+caFile, "SSL_CERT_FILE="+caFile)
 	}
 	m, err := function.New(function.Config{Store: fnStore{store}, Dir: filepath.Join(cfg.Dir, "functions"),
-		Region: cfg.Region, AccountID: cfg.AccountID, Env: env})
+		Region: cfg.Region, AccountID: cfg.AccountID, Env: env, Policy: policy})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start functions: %w", err)
 	}

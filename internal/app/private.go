@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/egress"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/function"
 	"github.com/cairn-dev/cairn/internal/provider"
@@ -28,6 +29,14 @@ type privateProviders struct {
 	reg   *registry.Service
 	fns   *function.Manager
 	local *localFunctions
+	// urlClient calls url functions: only where the service-token policy allows (the
+	// functions cairn serves itself on loopback are called without it).
+	urlClient *http.Client
+}
+
+// urlFunctionClient is the client of private providers' url functions under policy.
+func urlFunctionClient(policy *egress.Policy) *http.Client {
+	return policy.Client(http.DefaultTransport.(*http.Transport), &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second})
 }
 
 // localFunctions are the terraform-provider functions cairn serves itself: one envelope
@@ -128,7 +137,7 @@ func (pp privateProviders) resolve(ctx context.Context, reqs []*template.Provide
 				res.Source, res.Version, fn.Name, fn.Kind))
 			continue
 		}
-		out[r.Source] = privatePlugin{version: res.Version, url: fn.URL, timeout: fn.Timeout, log: log}
+		out[r.Source] = privatePlugin{version: res.Version, url: fn.URL, timeout: fn.Timeout, log: log, client: pp.urlClient}
 	}
 	return out, rest, diags
 }
@@ -138,6 +147,7 @@ type privatePlugin struct {
 	version, url string
 	timeout      time.Duration
 	log          *slog.Logger
+	client       *http.Client // nil: http.DefaultClient (a function cairn serves itself)
 }
 
 func (p privatePlugin) Version() string { return p.version }
@@ -145,6 +155,6 @@ func (p privatePlugin) Version() string { return p.version }
 // Open returns a provider whose calls travel through the function; each instance is one
 // RFS session (one session id, the configuration sent with every call).
 func (p privatePlugin) Open(name string) provider.Provider {
-	conn := httpfunc.NewConn(p.url, httpfunc.Options{Timeout: p.timeout})
+	conn := httpfunc.NewConn(p.url, httpfunc.Options{Timeout: p.timeout, Client: p.client})
 	return tfplugin.NewV5(conn, tfplugin.Options{Name: name, Logger: p.log})
 }

@@ -66,7 +66,8 @@ func TestTenantsNeedAuth(t *testing.T) {
 // the same name never receives A's provider calls.
 func TestTenantsAreABoundaryOverHTTP(t *testing.T) {
 	a := start(t, Config{Dir: t.TempDir(), Listen: "127.0.0.1:0", Token: "default-token",
-		Tenants: map[string]string{"token-a": "a", "token-b": "b"}})
+		Tenants:           map[string]string{"token-a": "a", "token-b": "b"},
+		ServiceTokenAllow: []string{"127.0.0.1"}}) // the test's handlers listen on loopback
 	type answer struct {
 		status int
 		body   string

@@ -83,10 +83,15 @@ func WrapAll(fns map[string]function.Function, meter func() *Meter) map[string]f
 	return out
 }
 
+// IterationCost is what one element of a `for` expression costs, in elements: each builds a
+// scope and evaluates the body (a few microseconds in HCL), not just a value, so nested fors
+// are stopped within a second or so rather than after millions of iterations.
+const IterationCost = 8
+
 // CountFunction returns a function of one argument that charges the length of a known
-// collection to the meter and returns the argument unchanged (marks and unknowns included).
-// Wrapping the collection of a `for` expression in it bounds what nested `for`s build before
-// they build it.
+// collection (times IterationCost) to the meter and returns the argument unchanged (marks and
+// unknowns included). Wrapping the collection of a `for` expression in it bounds what nested
+// `for`s build before they build it.
 func CountFunction(meter func() *Meter) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{{Name: "collection", Type: cty.DynamicPseudoType,
@@ -96,7 +101,7 @@ func CountFunction(meter func() *Meter) function.Function {
 			v := args[0]
 			uv, _ := v.Unmark()
 			if uv.IsKnown() && !uv.IsNull() && uv.CanIterateElements() {
-				if err := meter().Elements(int64(uv.LengthInt()), "for expression"); err != nil {
+				if err := meter().Elements(int64(uv.LengthInt())*IterationCost, "for expression"); err != nil {
 					return cty.NilVal, err
 				}
 			}
@@ -118,25 +123,26 @@ func precheck(m *Meter, name string, args []cty.Value) error {
 	}
 	switch name {
 	case "setproduct":
+		// Only a product of known collections is built: with an unknown one the result is
+		// unknown (a preview), with an empty one it is empty. A list whose elements are not
+		// all known has its length all the same.
 		total := int64(1)
 		for i := range args {
-			v, ok := known(i)
-			if !ok || !v.CanIterateElements() {
+			v, _ := args[i].Unmark()
+			if !v.IsKnown() || v.IsNull() || !v.CanIterateElements() || v.Type().IsSetType() && !v.IsWhollyKnown() {
 				return nil
 			}
 			n := int64(v.LengthInt())
 			if n == 0 {
 				return nil
 			}
-			if total > (1<<62)/n {
-				total = 1 << 62
+			if total > (1<<62)/(n*int64(len(args)+1)) {
+				total = 1 << 62 / int64(len(args)+1)
 			} else {
 				total *= n
 			}
-			if err := m.Would(total*int64(len(args)), 0, name); err != nil {
-				return err
-			}
 		}
+		return m.Would(total*int64(len(args)+1), 0, name)
 	case "range":
 		start, limit, step := big.NewFloat(0), (*big.Float)(nil), big.NewFloat(1)
 		nums := make([]*big.Float, 0, 3)

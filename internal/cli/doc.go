@@ -7,6 +7,7 @@
 // following shared by deploy and delete, params.go the parsing of flag values, and view*.go
 // the rendering. Commands decide what to show; views decide only how.
 //
-// It may import api, internal/client and internal/app (for Config and App only); it holds no
-// engine logic.
+// It may import api, internal/client and internal/app (for Config and App, and
+// RotateSecretsKey, which works on a state directory rather than through the API); it holds
+// no engine logic.
 package cli

@@ -147,9 +147,6 @@ func (r *runner) showFunction(f api.Function) error {
 	if f.Handler != "" {
 		fmt.Fprintf(w, "Handler:      %s\n", f.Handler)
 	}
-	if f.CodeDir != "" {
-		fmt.Fprintf(w, "Code:         %s\n", f.CodeDir)
-	}
 	fmt.Fprintf(w, "Timeout:      %ds\nMemory:       %d MB\nConcurrency:  %d\nCreated:      %s\n", f.TimeoutSeconds, f.MemoryMB,
 		f.Concurrency, f.CreatedAt.In(timeZone).Format(time.RFC3339))
 	fmt.Fprintf(w, "ServiceToken: %s\n", f.ARN)

@@ -58,6 +58,7 @@ func (r *runner) rootCommand() *cobra.Command {
 		r.describeCommand(), r.eventsCommand(), r.outputsCommand(), r.validateCommand(), r.serverCommand())
 	root.AddCommand(r.functionCommand())
 	root.AddCommand(r.providerCommand())
+	root.AddCommand(r.secretsCommand())
 	return root
 }
 
@@ -103,7 +104,7 @@ func configFlags(cfg *app.Config) map[string]*string {
 	return map[string]*string{
 		"listen": &cfg.Listen, "public-url": &cfg.PublicURL, "tls-listen": &cfg.TLSListen,
 		"tls-cert": &cfg.TLSCert, "tls-key": &cfg.TLSKey, "tls-public-url": &cfg.TLSPublicURL,
-		"region": &cfg.Region, "account-id": &cfg.AccountID,
+		"region": &cfg.Region, "account-id": &cfg.AccountID, "secrets-key-file": &cfg.SecretsKeyFile,
 	}
 }
 
@@ -119,8 +120,12 @@ func (r *runner) inProcessConfig() app.Config {
 	for flag, p := range configFlags(&cfg) {
 		*p = r.env.Getenv(envName(flag))
 	}
+	if v := r.env.Getenv(envName("service-token-allow")); v != "" {
+		cfg.ServiceTokenAllow = []string{v}
+	}
 	cfg.Dir = r.dir
 	cfg.PluginDirs = r.pluginDirs
+	cfg.SecretsKey = r.env.Getenv("CAIRN_SECRETS_KEY")
 	cfg.Listen = "127.0.0.1:0"
 	level := slog.LevelWarn
 	if r.verbose {

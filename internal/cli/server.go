@@ -37,8 +37,11 @@ func (r *runner) serverCommand() *cobra.Command {
 	f.StringVar(&cfg.TLSPublicURL, "tls-public-url", "", "base URL handlers use to reach the HTTPS listener (env CAIRN_TLS_PUBLIC_URL)")
 	f.BoolVar(&cfg.NoAuth, "no-auth", false, "serve without a token (loopback listeners only)")
 	f.StringVar(&tenants, "tenants", "", "file of \"TENANT TOKEN\" lines giving more tokens, each standing for a tenant of the private-provider registry (env CAIRN_TENANTS); the --token is tenant \"default\"")
+	f.StringSliceVar(&cfg.ServiceTokenAllow, "service-token-allow", nil, "hosts and CIDRs that ServiceTokens and url functions may reach, comma-separated and repeatable, such as 10.0.0.0/8,handlers.internal (env CAIRN_SERVICE_TOKEN_ALLOW); default every host, but with --tenants no loopback, link-local or cloud-metadata address")
+	f.StringVar(&cfg.SecretsKeyFile, "secrets-key-file", "", "file of the keys that encrypt secrets in the state (env CAIRN_SECRETS_KEY_FILE; default DIR/secrets.key, created 0600); or give the key itself in env CAIRN_SECRETS_KEY, base64 of 32 bytes")
 	f.StringVar(&cfg.Region, "region", "", "region pseudo parameter (env CAIRN_REGION)")
 	f.StringVar(&cfg.AccountID, "account-id", "", "account id pseudo parameter (env CAIRN_ACCOUNT_ID)")
+	limits := addLimitFlags(cmd)
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		for flag, p := range configFlags(&cfg) {
 			if v := r.env.Getenv(envName(flag)); v != "" && !cmd.Flags().Changed(flag) {
@@ -47,6 +50,13 @@ func (r *runner) serverCommand() *cobra.Command {
 		}
 		if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 			return usagef("--tls-cert and --tls-key go together")
+		}
+		var err error
+		if cfg.Limits, err = limits.limits(cmd, r.env.Getenv); err != nil {
+			return err
+		}
+		if v := r.env.Getenv(envName("service-token-allow")); v != "" && !cmd.Flags().Changed("service-token-allow") {
+			cfg.ServiceTokenAllow = []string{v} // comma-separated, as the flag
 		}
 		if v := r.env.Getenv("CAIRN_TENANTS"); v != "" && !cmd.Flags().Changed("tenants") {
 			tenants = v
@@ -59,6 +69,7 @@ func (r *runner) serverCommand() *cobra.Command {
 		}
 		cfg.Dir = r.dir
 		cfg.PluginDirs = r.pluginDirs
+		cfg.SecretsKey = r.env.Getenv("CAIRN_SECRETS_KEY")
 		cfg.Token = r.token
 		cfg.Logger = slog.New(slog.NewJSONHandler(r.env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		if r.env.Start == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/registry"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/server"
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
 )
@@ -19,7 +20,7 @@ import (
 // TestPrivateProviders runs every registry method against a real server and registry.
 func TestPrivateProviders(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), sqlite.Options{Keyring: secrets.Generate()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
@@ -45,6 +46,9 @@ type Options struct {
 	LeaseTTL time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Limits bound every parse and evaluation of a template (see internal/budget): each
+	// request's, and each run's without its wall time. Zero fields take budget.Defaults.
+	Limits budget.Limits
 }
 
 // ValidationError carries the diagnostics that stopped a request.

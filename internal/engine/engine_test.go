@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/providertest"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
 )
@@ -32,7 +33,7 @@ type harness struct {
 
 func newHarness(t *testing.T, fake *providertest.Fake) *harness {
 	t.Helper()
-	store, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), sqlite.Options{Keyring: secrets.Generate()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
@@ -22,6 +23,8 @@ const kindImport = "import"
 // configuration, as terraform import does: the provider reads the object by its id and the
 // stack records it; the next deploy plans against it. It holds the stack's lease while it runs.
 func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error) {
+	ctx, stop := budget.With(ctx, e.o.Limits)
+	defer stop()
 	if err := validStackName(stack); err != nil {
 		return api.Resource{}, err
 	}
@@ -88,7 +91,7 @@ func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *pro
 		return state.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(res.Range, res.Name,
 			"Resource already managed by cairn: %s is already in stack %s; to import to this address you must first delete the existing object from the stack", res.Name, stack.Name)}}
 	}
-	r := &run{e: e, op: op, stack: stack, tmpl: st, ps: ps, sc: newScope(st), req: opRequest{Kind: kindImport, StackID: stack.ID, Dialect: string(template.Terraform)},
+	r := &run{e: e, op: op, stack: stack, tmpl: st, ps: ps, sc: newScope(ctx, st), req: opRequest{Kind: kindImport, StackID: stack.ID, Dialect: string(template.Terraform)},
 		journal: map[string][]state.JournalEntry{}, base: ctx}
 	rows, err := e.store.ListResources(ctx, keyOf(stack))
 	if err != nil {

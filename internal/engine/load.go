@@ -50,7 +50,7 @@ const (
 )
 
 // parse picks the dialect from the source and parses it.
-func (e *Engine) parse(stackName, stackID string, src source, validate bool) (*template.Stack, diag.Diagnostics) {
+func (e *Engine) parse(ctx context.Context, stackName, stackID string, src source, validate bool) (*template.Stack, diag.Diagnostics) {
 	if src.files != nil {
 		files := make(map[string][]byte, len(src.files))
 		for name, text := range src.files {
@@ -60,7 +60,7 @@ func (e *Engine) parse(stackName, stackID string, src source, validate bool) (*t
 			return nil, diag.Diagnostics{diag.Errorf(diag.Range{}, "",
 				"no Terraform configuration files (.tf or .tf.json) in the template directory")}
 		}
-		return tflang.Parse(files, tflang.Options{Vars: src.params, VarFiles: src.varFiles, Env: src.env, Validate: validate})
+		return tflang.Parse(ctx, files, tflang.Options{Vars: src.params, VarFiles: src.varFiles, Env: src.env, Validate: validate})
 	}
 	text := []byte(src.text)
 	if _, ok := cfn.Detect(text); !ok {
@@ -72,7 +72,7 @@ func (e *Engine) parse(stackName, stackID string, src source, validate bool) (*t
 		stackID = e.stackID(stackName, d)
 	}
 	return cfn.Parse(src.name, text, cfn.Options{Parameters: src.params, StackName: stackName, StackID: stackID,
-		Region: e.o.Region, AccountID: e.o.AccountID, Validate: validate})
+		Region: e.o.Region, AccountID: e.o.AccountID, Validate: validate, Context: ctx})
 }
 
 // appliedConfigs returns, for a Terraform-language stack, the stored configuration of every
@@ -98,7 +98,7 @@ func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[stri
 // loadCheck, checks every resource with its provider as far as its inputs are known. The
 // caller closes the provider set.
 func (e *Engine) load(ctx context.Context, stackName, stackID string, src source, flags loadFlags) (*template.Stack, *providerSet, diag.Diagnostics) {
-	st, diags := e.parse(stackName, stackID, src, flags&loadValidate != 0)
+	st, diags := e.parse(ctx, stackName, stackID, src, flags&loadValidate != 0)
 	if st == nil || diags.HasErrors() {
 		return nil, nil, diags
 	}
@@ -174,7 +174,7 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet,
 	if err != nil {
 		return diag.Diagnostics{diag.Errorf(r.TypeRange, typePath(st, r), "%s", err.Error())}
 	}
-	props, diags := evalBody(ctx, p, schemaKind(r), r.Properties, unknownScope{st})
+	props, diags := evalBody(ctx, p, schemaKind(r), r.Properties, unknownScope{ctx, st})
 	if diags.HasErrors() {
 		return locate(diags, r, path)
 	}
@@ -257,6 +257,8 @@ type schemaScope struct {
 	st  *template.Stack
 	ps  *providerSet
 }
+
+func (s schemaScope) Context() context.Context { return s.ctx }
 
 func (s schemaScope) Resource(name string) (template.ResourceValue, bool) {
 	r := s.st.Resource(name)

@@ -8,6 +8,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/dag"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
@@ -19,6 +20,8 @@ import (
 // Preview returns the change set a Deploy of req would apply to stack. It calls providers'
 // Check and Diff only. Template problems come back as a *ValidationError.
 func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error) {
+	ctx, stop := budget.With(ctx, e.o.Limits)
+	defer stop()
 	if err := validStackName(stack); err != nil {
 		return api.PreviewResponse{}, err
 	}
@@ -51,7 +54,7 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			rows[row.Name] = row
 		}
 	}
-	pv := previewer{e: e, st: st, ps: ps, sc: newScope(st), rows: rows, appliedWith: src.appliedWith, stackName: stack, stackID: stackID,
+	pv := previewer{e: e, st: st, ps: ps, sc: newScope(ctx, st), rows: rows, appliedWith: src.appliedWith, stackName: stack, stackID: stackID,
 		changed: map[string]bool{}}
 	resp := api.PreviewResponse{Stack: stack, Dialect: string(st.Dialect), Changes: []api.Change{}, LockFile: string(ps.lock)}
 	for _, name := range topoOrder(st) {

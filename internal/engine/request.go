@@ -12,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
@@ -44,6 +45,8 @@ type opRequest struct {
 // Validate parses the template and checks every resource with its provider, reporting all
 // problems at once. Parameters without a value are treated as unknown.
 func (e *Engine) Validate(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error) {
+	ctx, stop := budget.With(ctx, e.o.Limits)
+	defer stop()
 	src := source{name: req.TemplateName, text: req.Template, files: req.Files, varFiles: req.VarFiles, env: req.Env, params: req.Parameters}
 	st, ps, diags := e.load(ctx, "validate", "", src, loadValidate|loadCheck)
 	if ps != nil {
@@ -77,7 +80,12 @@ func (e *Engine) stackID(name string, d template.Dialect) string {
 }
 
 // unknownScope is the scope of a validation: every resource exists and nothing is known.
-type unknownScope struct{ st *template.Stack }
+type unknownScope struct {
+	ctx context.Context
+	st  *template.Stack
+}
+
+func (s unknownScope) Context() context.Context { return s.ctx }
 
 func (s unknownScope) Resource(name string) (template.ResourceValue, bool) {
 	if s.st.Resource(name) == nil {
@@ -89,6 +97,8 @@ func (s unknownScope) Resource(name string) (template.ResourceValue, bool) {
 // Deploy starts creating or updating stack and returns the running operation. Template
 // problems come back as a *ValidationError, a busy stack as a *state.BusyError.
 func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error) {
+	ctx, stop := budget.With(ctx, e.o.Limits) // the run takes other bounds (execute)
+	defer stop()
 	if err := validStackName(stack); err != nil {
 		return api.Operation{}, err
 	}

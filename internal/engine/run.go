@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/tenant"
@@ -83,6 +84,9 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 	go e.renewLease(base, cancel, op.ID)
 	ctx, cancelUser := context.WithCancelCause(base)
 	defer cancelUser(nil)
+	// A run outlives its request: its evaluations keep the limits, not the request's time, so a
+	// template that passes them only once resources are known fails a step, not the process.
+	ctx = budget.WithLimits(ctx, e.o.Limits)
 	e.mu.Lock()
 	e.cancels[op.ID] = cancelUser
 	if e.pending[op.ID] {
@@ -209,7 +213,7 @@ func (r *run) load(ctx context.Context, ho *handoff) error {
 		}
 		r.tmpl, r.ps = tmpl, ps
 	}
-	r.sc = newScope(r.tmpl)
+	r.sc = newScope(ctx, r.tmpl)
 	return nil
 }
 

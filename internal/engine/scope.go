@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 // scope is what expressions see of the stack's resources during a run or a preview: values of
 // resources applied so far (or unchanged), unknown for the rest.
 type scope struct {
+	ctx  context.Context // of the request or run evaluating (template.Scope)
 	tmpl *template.Stack
 	mu   sync.RWMutex
 	vals map[string]template.ResourceValue
@@ -22,9 +24,12 @@ type scope struct {
 	rows map[string]state.Resource
 }
 
-func newScope(tmpl *template.Stack) *scope {
-	return &scope{tmpl: tmpl, vals: map[string]template.ResourceValue{}, rows: map[string]state.Resource{}}
+func newScope(ctx context.Context, tmpl *template.Stack) *scope {
+	return &scope{ctx: ctx, tmpl: tmpl, vals: map[string]template.ResourceValue{}, rows: map[string]state.Resource{}}
 }
+
+// Context implements template.Scope.
+func (s *scope) Context() context.Context { return s.ctx }
 
 // Resource implements template.Scope.
 func (s *scope) Resource(name string) (template.ResourceValue, bool) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/state"
@@ -12,7 +13,7 @@ import (
 // reference to the resource silently sees an unknown value.
 func TestScopeUndecodableRow(t *testing.T) {
 	tmpl := &template.Stack{Resources: []*template.Resource{{Name: "a"}}}
-	sc := newScope(tmpl)
+	sc := newScope(context.Background(), tmpl)
 	row := state.Resource{Name: "a", ID: "id-a", Outputs: []byte(`[1,2]`)}
 	if _, err := rowValue(row); err == nil {
 		t.Fatal("rowValue accepted [1,2]; the test premise is wrong")

@@ -85,7 +85,7 @@ func (s Service) FunctionLogs(ctx context.Context, name, requestID string, limit
 func (s Service) wire(d Definition) api.Function {
 	return api.Function{Name: d.Name, Kind: string(d.Kind), URL: urlOrEmpty(d.URL), Handler: d.Handler,
 		TimeoutSeconds: int(d.Timeout / time.Second), MemoryMB: d.MemoryMB, Concurrency: d.Concurrency,
-		ARN: d.ARN(s.M.cfg.Region, s.M.cfg.AccountID), CodeDir: d.CodeDir, CreatedAt: d.CreatedAt}
+		ARN: d.ARN(s.M.cfg.Region, s.M.cfg.AccountID), CreatedAt: d.CreatedAt}
 }
 
 // urlOrEmpty shows a url function's URL without credentials and query.

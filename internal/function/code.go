@@ -10,7 +10,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 )
 
 // MaxCodeBytes bounds a function's unpacked code, as Lambda's 250 MB.
@@ -103,55 +105,148 @@ func insideLink(name, target string) bool {
 }
 
 // unzip unpacks a code archive into dest, refusing entries that escape it and archives over
-// MaxCodeBytes.
+// MaxCodeBytes. Every write goes through an os.Root on dest, which never follows a link out
+// of it, so no archive writes outside dest whatever its links; what the root refuses, and an
+// entry below one of the archive's own links, is an *InvalidError (the API's 400). Links must
+// resolve inside dest once everything is unpacked.
 func unzip(data []byte, dest string) error {
-	bad := func(format string, args ...any) error {
-		return &InvalidError{Msg: "the code archive " + fmt.Sprintf(format, args...)}
-	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return bad("is not a zip file: %v", err)
+		return badArchive("is not a zip file: %v", err)
 	}
 	if err := os.MkdirAll(dest, 0o700); err != nil {
 		return fmt.Errorf("cannot unpack the code: %w", err)
 	}
-	var total int64
+	root, err := os.OpenRoot(dest)
+	if err != nil {
+		return fmt.Errorf("cannot unpack the code: %w", err)
+	}
+	defer root.Close()
+	u := unpacker{root: root, links: map[string]bool{}}
 	for _, f := range zr.File {
-		name := path.Clean(strings.TrimPrefix(f.Name, "./"))
-		if name == "." || name == ".." || strings.HasPrefix(name, "../") || path.IsAbs(name) || strings.Contains(f.Name, "\\") {
-			return bad("has an entry outside its root: %q", f.Name)
-		}
-		target := filepath.Join(dest, filepath.FromSlash(name))
-		mode := f.Mode()
-		switch {
-		case mode.IsDir():
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return fmt.Errorf("cannot unpack the code: %w", err)
-			}
-			continue
-		case mode&fs.ModeSymlink != 0:
-			link, err := readEntry(f, 4096)
-			if err != nil {
-				return bad("has an unreadable link %q: %v", f.Name, err)
-			}
-			if !insideLink(name, string(link)) {
-				return bad("has a link outside its root: %q", f.Name)
-			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return fmt.Errorf("cannot unpack the code: %w", err)
-			}
-			if err := os.Symlink(string(link), target); err != nil {
-				return fmt.Errorf("cannot unpack the code: %w", err)
-			}
-			continue
-		case !mode.IsRegular():
-			continue
-		}
-		if total += int64(f.UncompressedSize64); total > MaxCodeBytes {
-			return bad("unpacks to more than %d MB", MaxCodeBytes>>20)
-		}
-		if err := writeEntry(f, target, mode.Perm()|0o600); err != nil {
+		if err := u.entry(f); err != nil {
 			return err
+		}
+	}
+	return u.checkLinks()
+}
+
+func badArchive(format string, args ...any) error {
+	return &InvalidError{Msg: "the code archive " + fmt.Sprintf(format, args...)}
+}
+
+// unpacker writes one archive's entries below root.
+type unpacker struct {
+	root  *os.Root
+	links map[string]bool // the links made so far, by cleaned name
+	total int64           // bytes unpacked so far
+}
+
+func (u *unpacker) entry(f *zip.File) error {
+	name := path.Clean(strings.TrimPrefix(f.Name, "./"))
+	if name == "." || name == ".." || strings.HasPrefix(name, "../") || path.IsAbs(name) || strings.Contains(f.Name, "\\") {
+		return badArchive("has an entry outside its root: %q", f.Name)
+	}
+	// An archive made by ZipDir (or zip -y) has nothing below a link; an entry that is
+	// would be written wherever the link leads.
+	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+		if u.links[dir] {
+			return badArchive("has an entry below its link %q: %q", dir, f.Name)
+		}
+	}
+	mode := f.Mode()
+	switch {
+	case mode.IsDir():
+		return u.fail(f, u.root.MkdirAll(name, 0o755))
+	case mode&fs.ModeSymlink != 0:
+		link, err := readEntry(f, 4096)
+		if err != nil {
+			return badArchive("has an unreadable link %q: %v", f.Name, err)
+		}
+		if !insideLink(name, string(link)) {
+			return badArchive("has a link outside its root: %q", f.Name)
+		}
+		if err := u.mkdirs(f, path.Dir(name)); err != nil {
+			return err
+		}
+		if err := u.fail(f, u.root.Symlink(string(link), name)); err != nil {
+			return err
+		}
+		u.links[name] = true
+		return nil
+	case !mode.IsRegular():
+		return nil
+	}
+	if u.total += int64(f.UncompressedSize64); u.total > MaxCodeBytes || f.UncompressedSize64 > MaxCodeBytes {
+		return badArchive("unpacks to more than %d MB", MaxCodeBytes>>20)
+	}
+	if err := u.mkdirs(f, path.Dir(name)); err != nil {
+		return err
+	}
+	return u.write(f, name, mode.Perm()|0o600)
+}
+
+func (u *unpacker) mkdirs(f *zip.File, dir string) error {
+	if dir == "." {
+		return nil
+	}
+	return u.fail(f, u.root.MkdirAll(dir, 0o755))
+}
+
+// fail explains an error of the root while unpacking f: the archive's fault (an entry that
+// leads out of the root, through a file or onto an existing name) is an *InvalidError; the
+// server's (a full disk, a permission) stays an error of its own.
+func (u *unpacker) fail(f *zip.File, err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, server := range []error{syscall.ENOSPC, syscall.EIO, syscall.EROFS, syscall.EMFILE, syscall.ENFILE,
+		syscall.ENOMEM, syscall.EACCES, syscall.EPERM, os.ErrClosed} {
+		if errors.Is(err, server) {
+			return fmt.Errorf("cannot unpack the code: %w", err)
+		}
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the op and name of the root's call say nothing more than the entry's name
+	}
+	return badArchive("cannot be unpacked at its entry %q: %v", f.Name, err)
+}
+
+func (u *unpacker) write(f *zip.File, name string, perm fs.FileMode) error {
+	rc, err := f.Open()
+	if err != nil {
+		return badArchive("has an unreadable entry %q: %v", f.Name, err)
+	}
+	defer rc.Close()
+	out, err := u.root.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_EXCL, perm)
+	if err != nil {
+		return u.fail(f, err)
+	}
+	n, err := io.Copy(out, io.LimitReader(rc, MaxCodeBytes+1))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n > MaxCodeBytes {
+		err = errors.New("entry too large")
+	}
+	if err != nil {
+		return badArchive("has an entry %q that cannot be unpacked: %v", f.Name, err)
+	}
+	return nil
+}
+
+// checkLinks refuses a link that does not resolve inside the root once everything is
+// unpacked (a link may name an entry that comes after it; one naming nothing is left as is).
+func (u *unpacker) checkLinks() error {
+	names := make([]string, 0, len(u.links))
+	for name := range u.links {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if _, err := u.root.Stat(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return badArchive("has a link that leads outside its root: %q", name)
 		}
 	}
 	return nil
@@ -164,30 +259,4 @@ func readEntry(f *zip.File, limit int64) ([]byte, error) {
 	}
 	defer rc.Close()
 	return io.ReadAll(io.LimitReader(rc, limit))
-}
-
-func writeEntry(f *zip.File, target string, perm fs.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return fmt.Errorf("cannot unpack the code: %w", err)
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return &InvalidError{Msg: fmt.Sprintf("the code archive has an unreadable entry %q: %v", f.Name, err)}
-	}
-	defer rc.Close()
-	out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_EXCL, perm)
-	if err != nil {
-		return fmt.Errorf("cannot unpack the code: %w", err)
-	}
-	n, err := io.Copy(out, io.LimitReader(rc, MaxCodeBytes+1))
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && n > MaxCodeBytes {
-		err = errors.New("entry too large")
-	}
-	if err != nil {
-		return &InvalidError{Msg: fmt.Sprintf("the code archive's entry %q cannot be unpacked: %v", f.Name, err)}
-	}
-	return nil
 }

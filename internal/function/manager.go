@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/egress"
 	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
@@ -41,9 +43,13 @@ type Config struct {
 	// Env is added to every process's environment (such as NODE_EXTRA_CA_CERTS and
 	// SSL_CERT_FILE, so handlers trust cairn's CA). Processes inherit nothing else but PATH.
 	Env []string
-	// Client POSTs to url functions; default: a client with dial and TLS timeouts (each
-	// invocation is bounded by the function's timeout).
+	// Client POSTs to url functions; default: a client with dial and TLS timeouts that dials
+	// and redirects only as Policy allows (each invocation is bounded by the function's
+	// timeout).
 	Client *http.Client
+	// Policy says which hosts url functions may reach (the service-token policy); Create
+	// refuses a URL it refuses by its host alone. nil allows every host.
+	Policy *egress.Policy
 	// Node is the node executable of the nodejs runtime; default "node" on PATH.
 	Node string
 }
@@ -77,8 +83,8 @@ func New(cfg Config) (*Manager, error) {
 		cfg.AccountID = "123456789012"
 	}
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment,
-			TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}}
+		cfg.Client = cfg.Policy.Client(&http.Transport{TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 16,
+			IdleConnTimeout: 90 * time.Second}, &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second})
 	}
 	dir, err := filepath.Abs(cfg.Dir) // processes run in their code directory
 	if err != nil {
@@ -108,6 +114,9 @@ func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Defini
 	d.Tenant = tenant.From(ctx)
 	if d.Kind == KindURL && len(code) > 0 {
 		return Definition{}, invalidf("a url function takes no code")
+	}
+	if err := m.cfg.Policy.CheckURL(d.URL); d.Kind == KindURL && err != nil {
+		return Definition{}, invalidf("a url function's URL: %v", err)
 	}
 	if d.Kind != KindURL {
 		if len(code) == 0 {

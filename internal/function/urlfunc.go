@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/egress"
 )
 
 // invokeURL POSTs the event to a url function and returns the answer as the result: a 2xx
@@ -37,6 +39,10 @@ func (m *Manager) invokeURL(ctx context.Context, d Definition, inv *invocation) 
 			return fail("Sandbox.Timedout", "RequestId: %s Error: Task timed out after %.2f seconds: the endpoint did not answer",
 				inv.id, d.Timeout.Seconds())
 		}
+		var re *egress.RefusedError
+		if errors.As(err, &re) { // its own message: the dial error names the address a name resolved to
+			return fail("Http.Refused", "%v", re)
+		}
 		return fail("Http.Unreachable", "cannot POST to the endpoint: %v", stripURL(err))
 	}
 	defer resp.Body.Close()
@@ -47,14 +53,12 @@ func (m *Manager) invokeURL(ctx context.Context, d Definition, inv *invocation) 
 	case len(body) > MaxPayloadBytes:
 		return fail("Function.ResponseSizeTooLarge", "the endpoint's answer is over %d bytes", MaxPayloadBytes)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		ex := strings.ToValidUTF8(string(body), "?")
-		if len(ex) > 512 {
-			ex = ex[:512] + "..."
-		}
-		return fail("Http.Status", "the endpoint answered %s: %q", resp.Status, ex)
+		// The status code only: the reason phrase is the endpoint's text, like the body.
+		return fail("Http.Status", "the endpoint answered %d %s: %q", resp.StatusCode, http.StatusText(resp.StatusCode),
+			egress.Excerpt(body))
 	}
 	r := Result{RequestID: inv.id, Payload: body, Duration: time.Since(start)}
-	m.logs.write(d.key(), LogEntry{RequestID: inv.id, Stream: "cairn", Message: fmt.Sprintf("END RequestId: %s %s", inv.id, resp.Status)})
+	m.logs.write(d.key(), LogEntry{RequestID: inv.id, Stream: "cairn", Message: fmt.Sprintf("END RequestId: %s %d", inv.id, resp.StatusCode)})
 	return r
 }
 

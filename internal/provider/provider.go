@@ -185,6 +185,11 @@ type CreateResponse struct {
 	Outputs     cty.Value
 	Private     []byte // opaque provider data, passed back on later calls
 	Diagnostics diag.Diagnostics
+	// NotCreated, set only with error Diagnostics, says the provider knows that nothing was
+	// created, and why (such as "the ServiceToken endpoint never accepted the Create request"):
+	// the request never reached anything that could act on it. A rollback then skips the
+	// Delete it would send for a failed create, and its event gives this reason.
+	NotCreated string
 }
 
 // ReadRequest refreshes a resource.

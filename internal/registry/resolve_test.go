@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
 )
 
@@ -17,7 +18,7 @@ const testURN = "urn:fss:cn-north-4:0a1b2c3d4e5f60718293a4b5c6d7e8f9:function:de
 
 func newService(t *testing.T) *Service {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), sqlite.Options{Keyring: secrets.Generate()})
 	if err != nil {
 		t.Fatal(err)
 	}

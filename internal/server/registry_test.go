@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/internal/registry"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
 )
 
@@ -28,9 +29,9 @@ const (
 
 // registryServer serves a registry on a new SQLite file with tenants a (tokA) and b (tokB), in
 // region cn-north-4, with a clock that ticks one second per read and the given quotas.
-func registryServer(t *testing.T, maxProviders, maxVersions int) http.Handler {
+func registryServer(t testing.TB, maxProviders, maxVersions int) http.Handler {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"))
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), sqlite.Options{Keyring: secrets.Generate()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func with(c call, k, v string) call {
 }
 
 // createAcme registers acme (with version 1.0.0) as tenant a and returns its id.
-func createAcme(t *testing.T, h http.Handler) string {
+func createAcme(t testing.TB, h http.Handler) string {
 	t.Helper()
 	got, _ := do(t, h, rfs("POST", "/v1/private-providers", `{"provider_name":"acme","provider_description":"d",
 		"provider_version":"1.0.0","version_description":"first","function_graph_urn":"`+urn+`"}`))

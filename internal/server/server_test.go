@@ -35,7 +35,7 @@ type answer struct {
 	Body   any
 }
 
-func do(t *testing.T, h http.Handler, c call) (answer, http.Header) {
+func do(t testing.TB, h http.Handler, c call) (answer, http.Header) {
 	t.Helper()
 	var body io.Reader
 	if c.body != "" {
@@ -51,7 +51,7 @@ func do(t *testing.T, h http.Handler, c call) (answer, http.Header) {
 }
 
 // decodeAny decodes JSON into generic values; a body that is not JSON stays a string.
-func decodeAny(t *testing.T, b []byte) any {
+func decodeAny(t testing.TB, b []byte) any {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {

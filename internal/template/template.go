@@ -4,6 +4,7 @@
 package template
 
 import (
+	"context"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2/hcldec"
@@ -201,6 +202,9 @@ type Scope interface {
 	// Resource returns what is known of the resource called name; false if there is no such
 	// resource in the stack.
 	Resource(name string) (ResourceValue, bool)
+	// Context is the context of the request or operation evaluating: its budget (see
+	// internal/budget) bounds the evaluation, and its end stops it.
+	Context() context.Context
 }
 
 // ResourceValue is what other resources can read of a resource: its physical id (Ref) and its

@@ -43,6 +43,9 @@ func FromGo(v any) (cty.Value, error) {
 		if err != nil {
 			return cty.NilVal, fmt.Errorf("cannot parse number %q: %w", t, err)
 		}
+		if !NumberInRange(f) {
+			return cty.NilVal, fmt.Errorf("number %q is out of range (at most about 1e330 in magnitude)", t)
+		}
 		return cty.NumberVal(f), nil
 	case []any:
 		if len(t) == 0 {
@@ -141,6 +144,26 @@ func ToJSON(v cty.Value) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(g)
+}
+
+// maxExp bounds the binary exponent of the numbers NumberInRange accepts: a little past
+// float64's (2^1024, 2^-1074).
+const maxExp = 1100
+
+// NumberInRange reports whether f is zero or of a magnitude between 2^-1100 and 2^1100 (about
+// 1e-331 to 1e331): the numbers FormatNumber writes in microseconds. Far outside, math/big's
+// decimal conversion takes time and memory in proportion to the exponent (1e-99999 takes
+// seconds, 1e-9999999 hours; 1e999999999 is a 400 MB integer), so numbers read from users'
+// text are checked with it first.
+func NumberInRange(f *big.Float) bool {
+	if f.IsInf() {
+		return false
+	}
+	if f.Sign() == 0 {
+		return true
+	}
+	exp := f.MantExp(nil)
+	return exp <= maxExp && exp >= -maxExp
 }
 
 // FormatNumber renders a number the way templates write it: integers without a decimal point.

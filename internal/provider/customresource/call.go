@@ -20,7 +20,11 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 	if err != nil {
 		return provider.CreateResponse{}, err
 	}
-	return provider.CreateResponse{ID: o.id, Outputs: o.outputs, Diagnostics: o.diags}, nil
+	resp := provider.CreateResponse{ID: o.id, Outputs: o.outputs, Diagnostics: o.diags}
+	if o.diags.HasErrors() {
+		resp.NotCreated = o.notCreated
+	}
+	return resp, nil
 }
 
 // Update sends an Update request with OldResourceProperties and waits for its response. A
@@ -59,12 +63,12 @@ func (p *Provider) run(ctx context.Context, c call) (outcome, error) {
 	}
 	rawToken, tok, err := c.serviceToken()
 	if err != nil {
-		return failed("Invalid ServiceToken", err.Error()), nil
+		return unsent(failed("Invalid ServiceToken", err.Error()), c), nil
 	}
 	var fn Func
 	if tok.function != "" {
 		if fn, err = p.resolve(ctx, tok); err != nil {
-			return failed("Invalid ServiceToken", err.Error()), nil
+			return unsent(failed("Invalid ServiceToken", err.Error()), c), nil
 		}
 	}
 	timeout := timeoutFor(c, tok)
@@ -162,6 +166,11 @@ func (p *Provider) wait(ctx context.Context, c call, e expectation, r Request, t
 			return outcome{}, errClosed
 		}
 	}
+}
+
+// unsent marks the failed outcome of a Create that was never sent: nothing was created.
+func unsent(o outcome, c call) outcome {
+	return notCreated(o, c, "the ServiceToken is not usable, so the Create request was never sent")
 }
 
 // failed is an outcome with one error diagnostic.

@@ -76,6 +76,8 @@ func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provid
 		fail(propToken, "%s", reason)
 	} else if reason := p.checkFunctionToken(ctx, props); reason != "" {
 		fail(propToken, "%s", reason)
+	} else if reason := p.checkTokenPolicy(props); reason != "" {
+		fail(propToken, "%s", reason)
 	}
 	if !isROS(res) {
 		if v, ok := value.Get(props, propCFNTimeout); ok {
@@ -154,6 +156,24 @@ func checkServiceToken(props cty.Value) string {
 	}
 	if _, err := parseToken(v.AsString()); err != nil {
 		return err.Error()
+	}
+	return ""
+}
+
+// checkTokenPolicy is Check's reason for an http(s) or web: token whose URL alone tells that
+// the service-token policy refuses it (an address literal, a host not in the allow list), ""
+// otherwise: a host name the policy might allow is decided when cairn connects.
+func (p *Provider) checkTokenPolicy(props cty.Value) string {
+	v, ok := value.Get(props, propToken)
+	if !ok || v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+		return ""
+	}
+	tok, err := parseToken(v.AsString())
+	if err != nil || tok.url == "" {
+		return ""
+	}
+	if err := p.policy.CheckURL(tok.url); err != nil {
+		return "ServiceToken: " + err.Error()
 	}
 	return ""
 }

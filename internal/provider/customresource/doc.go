@@ -14,6 +14,12 @@
 // so a call resumed after a restart never sends a second request and sees a response that
 // arrived while cairn was down.
 //
-// The package imports provider, value and diag; it never imports engine or state (the
+// http(s) and web: tokens reach only what the service-token policy (egress.Policy) allows,
+// checked by Check on the URL and by the default Client on every address it dials; a failing
+// endpoint's answer is quoted as an egress.Excerpt at most. A Create that no handler accepted
+// (refused, unreachable, a non-2xx answer) reports provider.CreateResponse.NotCreated, so a
+// rollback sends no Delete for it.
+//
+// The package imports provider, egress, value and diag; it never imports engine or state (the
 // caller adapts its own store to Store). docs/custom-resources.md is the user's guide.
 package customresource

@@ -47,9 +47,10 @@ func TestDelivery(t *testing.T) {
 		return string(b)
 	}
 	type want struct {
-		id       string
-		summary  string // substring of the first diagnostic's summary+detail; "" = success
-		requests int    // POSTs the handler got
+		id         string
+		summary    string // substring of the first diagnostic's summary+detail; "" = success
+		requests   int    // POSTs the handler got
+		notCreated bool   // a failed Create the handler never accepted: no rollback Delete
 	}
 	cases := map[string]struct {
 		reason  string
@@ -67,7 +68,8 @@ func TestDelivery(t *testing.T) {
 		"Async500FailsFast": {
 			reason: "A 500 from an async token fails the Create at once with the status and body, without retrying.",
 			kind:   reqCreate, answers: []func(map[string]any) (int, string){func(map[string]any) (int, string) { return 500, "handler exploded" }},
-			want: want{summary: `answered 500 Internal Server Error to the Create request: RequestId tok; response body: "handler exploded"`, requests: 1},
+			want: want{summary: `answered 500 Internal Server Error to the Create request: RequestId tok; response body: "handler exploded"`, requests: 1,
+				notCreated: true},
 		},
 		"Async404FailsFast": {
 			reason: "A 4xx is never retried, not even for Delete.",
@@ -157,7 +159,7 @@ func TestDelivery(t *testing.T) {
 			if el := time.Since(start); el > 5*time.Second {
 				t.Errorf("%s\nthe call took %s; failures must be fast", tc.reason, el)
 			}
-			got := want{id: o.id, requests: h.count()}
+			got := want{id: o.id, requests: h.count(), notCreated: o.notCreated != ""}
 			if len(o.diags) > 0 {
 				got.summary = o.diags[0].Error()
 				if !strings.Contains(got.summary, tc.want.summary) || tc.want.summary == "" {

@@ -82,8 +82,9 @@ func (p *Provider) invoke(ctx context.Context, c call, fn Func, tok serviceToken
 			})
 	}
 	if err := fn.InvokeAsync(ctx, r.Body, ended); err != nil {
-		return failed(fmt.Sprintf("Cannot invoke the ServiceToken function for the %s request", c.kind),
-			fmt.Sprintf("RequestId %s: %v", r.ID, err)), true, nil
+		o := failed(fmt.Sprintf("Cannot invoke the ServiceToken function for the %s request", c.kind),
+			fmt.Sprintf("RequestId %s: %v", r.ID, err))
+		return notCreated(o, c, "the ServiceToken function never accepted the Create request, so nothing was created"), true, nil
 	}
 	p.log.Info("custom resources: request sent", "request_id", r.ID, "stack", r.Stack, "logical_id", r.LogicalID,
 		"request_type", c.kind, "token", tok.kind())

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/egress"
 	"github.com/cairn-dev/cairn/internal/provider"
 )
 
@@ -24,8 +25,14 @@ type Config struct {
 	// "?expires=<unix>&signature=<hex>".
 	ResponseURL string
 	// Client delivers requests to http(s) and web: tokens. Default: a client with dial, TLS
-	// and idle timeouts; each delivery is bounded by its own context deadline.
+	// and idle timeouts that dials and redirects only as Policy allows; each delivery is
+	// bounded by its own context deadline. A Client given here is used as it is (give it
+	// Policy's DialContext and CheckRedirect).
 	Client *http.Client
+	// Policy says which hosts http(s) and web: tokens may reach (`cairn server
+	// --service-token-allow`); nil allows every host. Check refuses what it can tell from the
+	// URL; the default Client refuses the rest when it dials.
+	Policy *egress.Policy
 	Now    func() time.Time // default time.Now
 	// Functions resolves function tokens (Lambda ARNs, Function Compute tokens, FunctionGraph
 	// URNs); nil: such tokens are refused.
@@ -44,6 +51,7 @@ type Provider struct {
 	key       []byte
 	base      string
 	client    *http.Client
+	policy    *egress.Policy
 	now       func() time.Time
 	log       *slog.Logger
 
@@ -77,6 +85,7 @@ func New(cfg Config) *Provider {
 		key:        cfg.Key,
 		base:       strings.TrimRight(cfg.ResponseURL, "/"),
 		client:     cfg.Client,
+		policy:     cfg.Policy,
 		now:        cfg.Now,
 		log:        cfg.Logger,
 		poll:       time.Second,
@@ -94,7 +103,7 @@ func New(cfg Config) *Provider {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if p.client == nil {
-		p.client = defaultClient()
+		p.client = defaultClient(cfg.Policy)
 	}
 	if len(p.key) == 0 {
 		p.key = make([]byte, 32)
@@ -104,17 +113,16 @@ func New(cfg Config) *Provider {
 	return p
 }
 
-func defaultClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+// defaultClient dials, and follows redirects, only where policy allows.
+func defaultClient(policy *egress.Policy) *http.Client {
+	return policy.Client(&http.Transport{
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   32,
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     true,
-	}}
+	}, &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second})
 }
 
 // Capabilities: custom resources cannot be read back.

@@ -9,6 +9,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/egress"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
@@ -101,12 +102,12 @@ func (e expectation) validate(body []byte) (responseObject, *rejection) {
 	} {
 		if f.got != f.want {
 			return responseObject{}, &rejection{status: http.StatusBadRequest, summary: "Response does not match its request",
-				detail: fmt.Sprintf("%s is %q; the request's is %q (copy it from the request)", f.name, f.got, f.want)}
+				detail: fmt.Sprintf("%s is %q; the request's is %q (copy it from the request)", f.name, egress.Excerpt([]byte(f.got)), f.want)}
 		}
 	}
 	out := responseObject{Status: raw.Status, Reason: raw.Reason, PhysicalID: raw.PhysicalResourceID}
 	if raw.Status != statusSuccess && raw.Status != statusFailed {
-		return responseObject{}, invalid(http.StatusBadRequest, "Invalid response object", "Status is %q; it must be SUCCESS or FAILED", raw.Status)
+		return responseObject{}, invalid(http.StatusBadRequest, "Invalid response object", "Status is %q; it must be SUCCESS or FAILED", egress.Excerpt([]byte(raw.Status)))
 	}
 	limit := maxPhysicalCFN
 	if e.ros() {
@@ -142,6 +143,9 @@ type outcome struct {
 	id      string
 	outputs cty.Value
 	diags   diag.Diagnostics
+	// notCreated, for a failed Create, says why nothing was created (the request never
+	// reached the handler, or the handler refused it): provider.CreateResponse.NotCreated.
+	notCreated string
 }
 
 // outcomeOf turns a stored (hence valid) response into the call's outcome.

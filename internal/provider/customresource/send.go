@@ -3,22 +3,26 @@ package customresource
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/egress"
 )
 
 // maxRetries is how often a delivery is retried after a transport error or a 5xx answer:
 // always for Update and Delete, for Create only with the idempotent option (ROS semantics).
 const maxRetries = 3
 
-// excerptBytes bounds the handler's answer quoted in a diagnostic.
+// excerptBytes bounds what is read of an async handler's answer (the POST's body only
+// matters for a diagnostic, which quotes an egress.Excerpt of it).
 const excerptBytes = 512
 
 // attempt is the result of one POST.
@@ -30,17 +34,46 @@ type attempt struct {
 	budget time.Duration
 }
 
-func (a attempt) retryable() bool { return !a.late && (a.err != nil || a.status >= 500) }
+func (a attempt) retryable() bool {
+	return !a.late && !egress.IsRefused(a.err) && (a.err != nil || a.status >= 500)
+}
+
+// unsent reports whether the attempt failed before its request could reach the handler: the
+// policy refused the address, the name did not resolve, the connection or the TLS handshake
+// failed (or timed out). An error after the request went out (a reset, no answer in time) is
+// not unsent.
+func (a attempt) unsent() bool {
+	if a.err == nil {
+		return false
+	}
+	var (
+		dnsErr  *net.DNSError
+		opErr   *net.OpError
+		certErr *tls.CertificateVerificationError
+		recErr  tls.RecordHeaderError
+	)
+	return egress.IsRefused(a.err) || errors.As(a.err, &dnsErr) || errors.As(a.err, &opErr) && opErr.Op == "dial" ||
+		errors.As(a.err, &certErr) || errors.As(a.err, &recErr)
+}
+
+// policyRefused is a Create's notCreated when the policy refused its endpoint (or where it
+// redirected to).
+const policyRefused = "the service-token policy refused the ServiceToken endpoint, so no handler accepted the Create request"
 
 // deliver POSTs the request to the handler. For an async token it returns done=false once
 // the handler accepted it (2xx); for a sync token the answer is the response, and deliver
 // returns the call's outcome. A refusal or an unreachable handler fails the call at once.
 func (p *Provider) deliver(ctx context.Context, c call, tok serviceToken, r Request, e expectation) (outcome, bool, error) {
+	if err := p.policy.CheckURL(tok.url); err != nil {
+		o := failed("The service-token policy refused the ServiceToken endpoint", fmt.Sprintf("RequestId %s: %v", r.ID, err))
+		return notCreated(o, c, policyRefused), true, nil
+	}
 	tries := 1
 	if c.kind != reqCreate || tok.idempotent {
 		tries += maxRetries
 	}
 	var a attempt
+	reached := false // an attempt may have reached the handler, which may then have acted
 	for i := range tries {
 		if i > 0 {
 			if err := p.sleep(ctx, p.backoff<<(i-1), r.Expires); err != nil {
@@ -51,6 +84,7 @@ func (p *Provider) deliver(ctx context.Context, c call, tok serviceToken, r Requ
 		if err := ctx.Err(); err != nil {
 			return outcome{}, false, err
 		}
+		reached = reached || a.err != nil && !a.unsent() // a non-2xx answer is a refusal
 		p.log.Info("custom resources: request sent", "request_id", r.ID, "stack", r.Stack, "logical_id", r.LogicalID,
 			"request_type", c.kind, "token", tok.kind(), "attempt", i+1, "status", a.status)
 		if a.err == nil && a.status >= 200 && a.status < 300 {
@@ -60,24 +94,14 @@ func (p *Provider) deliver(ctx context.Context, c call, tok serviceToken, r Requ
 			break
 		}
 	}
-	if a.late && tok.sync {
-		return failed(fmt.Sprintf("cairn did not receive a response from your Custom Resource within %ds. "+
-			"Please check your logs for requestId [%s]", int(timeoutFor(c, tok).Seconds()), r.ID),
-			"a web[sync] endpoint must answer the POST with the response object before the deadline; "+
-				"raise Timeout if it needs longer"), true, nil
-	}
-	if a.late {
-		return failed(fmt.Sprintf("Cannot deliver the %s request to the ServiceToken endpoint", c.kind),
-			fmt.Sprintf("RequestId %s: the endpoint did not answer the POST within %s; it should accept the request at once "+
-				"and PUT the response to the ResponseURL later", r.ID, a.budget.Round(time.Millisecond))), true, nil
-	}
-	if a.err != nil {
-		return failed(fmt.Sprintf("Cannot deliver the %s request to the ServiceToken endpoint", c.kind),
-			fmt.Sprintf("RequestId %s: %v", r.ID, a.err)), true, nil
-	}
-	if a.status < 200 || a.status >= 300 {
-		return failed(fmt.Sprintf("The ServiceToken endpoint answered %d %s to the %s request", a.status, http.StatusText(a.status), c.kind),
-			fmt.Sprintf("RequestId %s; response body: %q", r.ID, excerpt(a.body))), true, nil
+	if a.late || a.err != nil || a.status < 200 || a.status >= 300 {
+		o := deliveryFailure(c, tok, r, a)
+		if !reached {
+			o = notCreated(o, c, o.notCreated)
+		} else {
+			o.notCreated = ""
+		}
+		return o, true, nil
 	}
 	if err := p.store.MarkSent(ctx, r.ID); err != nil {
 		return outcome{}, false, fmt.Errorf("cannot mark custom resource request %s sent: %w", r.ID, err)
@@ -86,6 +110,54 @@ func (p *Provider) deliver(ctx context.Context, c call, tok serviceToken, r Requ
 		return outcome{}, false, nil
 	}
 	return p.syncOutcome(ctx, c, e, r, a.body)
+}
+
+// deliveryFailure is the outcome of a last attempt that did not deliver the request; its
+// notCreated says why nothing was created when the attempt cannot have reached the handler
+// (the caller keeps it only when no earlier attempt may have reached it either). It never
+// names the URL or the address a name resolved to, and quotes at most an excerpt of the body.
+func deliveryFailure(c call, tok serviceToken, r Request, a attempt) outcome {
+	var re *egress.RefusedError
+	switch {
+	case a.late && a.unsent():
+		o := failed(fmt.Sprintf("Cannot deliver the %s request to the ServiceToken endpoint", c.kind),
+			fmt.Sprintf("RequestId %s: cairn could not connect to the endpoint within %s: %v", r.ID, a.budget.Round(time.Millisecond), a.err))
+		o.notCreated = "the ServiceToken endpoint never accepted the Create request (cairn could not connect to it), so nothing was created"
+		return o
+	case a.late && tok.sync:
+		return failed(fmt.Sprintf("cairn did not receive a response from your Custom Resource within %ds. "+
+			"Please check your logs for requestId [%s]", int(timeoutFor(c, tok).Seconds()), r.ID),
+			"a web[sync] endpoint must answer the POST with the response object before the deadline; "+
+				"raise Timeout if it needs longer")
+	case a.late:
+		return failed(fmt.Sprintf("Cannot deliver the %s request to the ServiceToken endpoint", c.kind),
+			fmt.Sprintf("RequestId %s: the endpoint did not answer the POST within %s; it should accept the request at once "+
+				"and PUT the response to the ResponseURL later", r.ID, a.budget.Round(time.Millisecond)))
+	case errors.As(a.err, &re): // its own message only: the dial error names the resolved address
+		o := failed("The service-token policy refused the ServiceToken endpoint", fmt.Sprintf("RequestId %s: %v", r.ID, re))
+		o.notCreated = policyRefused
+		return o
+	case a.err != nil:
+		o := failed(fmt.Sprintf("Cannot deliver the %s request to the ServiceToken endpoint", c.kind),
+			fmt.Sprintf("RequestId %s: %v", r.ID, a.err))
+		if a.unsent() {
+			o.notCreated = "the ServiceToken endpoint never accepted the Create request (cairn could not connect to it), so nothing was created"
+		}
+		return o
+	}
+	o := failed(fmt.Sprintf("The ServiceToken endpoint answered %d %s to the %s request", a.status, http.StatusText(a.status), c.kind),
+		fmt.Sprintf("RequestId %s; response body: %q", r.ID, egress.Excerpt(a.body)))
+	o.notCreated = fmt.Sprintf("the ServiceToken endpoint never accepted the Create request (it answered %d), so nothing was created", a.status)
+	return o
+}
+
+// notCreated sets o's notCreated to why for a Create ("" leaves nothing set).
+func notCreated(o outcome, c call, why string) outcome {
+	o.notCreated = ""
+	if c.kind == reqCreate {
+		o.notCreated = why
+	}
+	return o
 }
 
 // syncOutcome validates and stores the answer of a web[sync] POST.
@@ -170,14 +242,6 @@ func withoutURL(err error) error {
 		return fmt.Errorf("%s: %w", strings.ToLower(ue.Op), ue.Err)
 	}
 	return err
-}
-
-func excerpt(b []byte) string {
-	s := strings.ToValidUTF8(string(b), "?")
-	if len(b) >= excerptBytes {
-		s += "..."
-	}
-	return s
 }
 
 func minTime(a, b time.Time) time.Time {

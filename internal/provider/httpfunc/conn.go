@@ -18,6 +18,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/cairn-dev/cairn/internal/egress"
 )
 
 // DefaultTimeout bounds one call. RFS asks functions to answer within 30 s; cairn allows
@@ -156,10 +158,5 @@ func (c *Conn) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.Call
 	return nil, status.Error(codes.Unimplemented, "httpfunc: streaming calls cannot travel through an HTTP function")
 }
 
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
-}
+// snippet is what an error quotes of an answer: a short, sanitised excerpt.
+func snippet(b []byte) string { return egress.Excerpt(b) }

@@ -93,6 +93,7 @@ func TestBadFunctions(t *testing.T) {
 		want    string
 	}{
 		"500":           {handler: func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "boom", 500) }, want: "answered HTTP 500: boom"},
+		"500 huge":      {handler: func(w http.ResponseWriter, _ *http.Request) { http.Error(w, strings.Repeat("\x1bX", 1<<19), 500) }, want: "answered HTTP 500: " + strings.Repeat("\uFFFDX", 50) + "…"},
 		"not json":      {handler: func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("<html>")) }, want: "not the {response_data, error} envelope"},
 		"bad base64":    {handler: answer(httpfunc.Response{ResponseData: "***"}), want: "not valid base64"},
 		"wrong message": {handler: answer(httpfunc.Response{ResponseData: base64.StdEncoding.EncodeToString([]byte{0xff, 0xff, 0xff})}), want: "is not a tfplugin5.GetMetadata.Response"},

@@ -14,7 +14,7 @@ import (
 
 func TestFunctions(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(filepath.Join(t.TempDir(), "state.db"), testOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

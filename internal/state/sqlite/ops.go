@@ -38,7 +38,7 @@ func (s *Store) StartOperation(ctx context.Context, op state.Operation) error {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO operations (`+opCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
-			op.ID, op.Stack, op.Kind, state.Running, op.StatusReason, op.Request, op.Owner, ms(op.LeaseExpires),
+			op.ID, op.Stack, op.Kind, state.Running, op.StatusReason, s.seal(op.Request, "operations", "request", op.ID), op.Owner, ms(op.LeaseExpires),
 			ms(op.StartedAt))
 		return err
 	})
@@ -124,6 +124,9 @@ func (s *Store) FinishOperation(ctx context.Context, id, status, reason string, 
 
 func (s *Store) GetOperation(ctx context.Context, id string) (state.Operation, error) {
 	op, err := scanOp(s.r.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ?`, id))
+	if err == nil {
+		err = s.openOp(&op)
+	}
 	if err != nil {
 		return state.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, noRow(err))
 	}
@@ -133,6 +136,9 @@ func (s *Store) GetOperation(ctx context.Context, id string) (state.Operation, e
 // ListRunningOperations lists running operations, oldest first.
 func (s *Store) ListRunningOperations(ctx context.Context) ([]state.Operation, error) {
 	out, err := list(ctx, s.r, scanOp, `SELECT `+opCols+` FROM operations WHERE status = 'running' ORDER BY started_at, id`)
+	if err == nil {
+		err = openAll(out, s.openOp)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot list running operations: %w", err)
 	}
@@ -178,6 +184,9 @@ func (s *Store) Key(ctx context.Context, name string, gen func() ([]byte, error)
 	var k []byte
 	err := s.r.QueryRowContext(ctx, `SELECT value FROM keys WHERE name = ?`, name).Scan(&k)
 	if err == nil {
+		err = s.open(&k, "keys", "value", name)
+	}
+	if err == nil {
 		return k, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
@@ -189,10 +198,13 @@ func (s *Store) Key(ctx context.Context, name string, gen func() ([]byte, error)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO keys (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
-			name, fresh); err != nil {
+			name, s.seal(fresh, "keys", "value", name)); err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT value FROM keys WHERE name = ?`, name).Scan(&k)
+		if err := tx.QueryRowContext(ctx, `SELECT value FROM keys WHERE name = ?`, name).Scan(&k); err != nil {
+			return err
+		}
+		return s.open(&k, "keys", "value", name)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot store key %s: %w", name, err)
@@ -216,7 +228,8 @@ func (s *Store) PutCustomRequest(ctx context.Context, r state.CustomRequest) (st
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO custom_requests (`+crCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`,
-			r.ID, r.Stack, r.LogicalID, r.Body, ms(r.Expires), r.Sent, r.Response, ms(r.RespondedAt))
+			r.ID, r.Stack, r.LogicalID, s.seal(r.Body, "custom_requests", "body", r.ID), ms(r.Expires), r.Sent,
+			s.seal(r.Response, "custom_requests", "response", r.ID), ms(r.RespondedAt))
 		if err != nil {
 			return err
 		}
@@ -225,8 +238,10 @@ func (s *Store) PutCustomRequest(ctx context.Context, r state.CustomRequest) (st
 			return err
 		}
 		inserted = n == 1
-		stored, err = scanCR(tx.QueryRowContext(ctx, `SELECT `+crCols+` FROM custom_requests WHERE id = ?`, r.ID))
-		return err
+		if stored, err = scanCR(tx.QueryRowContext(ctx, `SELECT `+crCols+` FROM custom_requests WHERE id = ?`, r.ID)); err != nil {
+			return err
+		}
+		return s.openCR(&stored)
 	})
 	if err != nil {
 		return state.CustomRequest{}, false, fmt.Errorf("cannot put custom request %s: %w", r.ID, err)
@@ -250,6 +265,9 @@ func (s *Store) MarkCustomRequestSent(ctx context.Context, id string) error {
 
 func (s *Store) GetCustomRequest(ctx context.Context, id string) (state.CustomRequest, error) {
 	r, err := scanCR(s.r.QueryRowContext(ctx, `SELECT `+crCols+` FROM custom_requests WHERE id = ?`, id))
+	if err == nil {
+		err = s.openCR(&r)
+	}
 	if err != nil {
 		return state.CustomRequest{}, fmt.Errorf("cannot get custom request %s: %w", id, noRow(err))
 	}
@@ -260,9 +278,12 @@ func (s *Store) GetCustomRequest(ctx context.Context, id string) (state.CustomRe
 // empty one, so it too counts as the first response.
 func (s *Store) SaveCustomResponse(ctx context.Context, id string, body []byte, at time.Time) (bool, error) {
 	var first bool
+	if body == nil {
+		body = []byte{} // sealed, so that the stored row is not NULL
+	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE custom_requests SET response = COALESCE(?, x''), responded_at = ?
-			WHERE id = ? AND response IS NULL`, body, ms(at), id)
+			WHERE id = ? AND response IS NULL`, s.seal(body, "custom_requests", "response", id), ms(at), id)
 		if err != nil {
 			return err
 		}

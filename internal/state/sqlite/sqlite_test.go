@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/state/statetest"
 )
@@ -23,10 +24,21 @@ func TestConformance(t *testing.T) {
 	statetest.Run(t, func(t *testing.T) state.Store { return open(t, filepath.Join(t.TempDir(), "state.db")) })
 }
 
+// testOpts open every store of the tests with one fixed key, so that a child process opens
+// what its parent wrote.
+var testOpts = Options{Keyring: must(secrets.New(secrets.Key{1, 2, 3}))}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 // open opens path and closes it when the test ends.
 func open(t testing.TB, path string) *Store {
 	t.Helper()
-	s, err := Open(path)
+	s, err := Open(path, testOpts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -113,7 +125,7 @@ func read(ctx context.Context, s state.Store) (contents, error) {
 func TestReopen(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "nested", "dir", "state.db")
-	s, err := Open(path)
+	s, err := Open(path, testOpts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -175,7 +187,7 @@ func TestFileModes(t *testing.T) {
 // everything Append and the others returned for must be there on re-Open.
 func TestSurvivesKill(t *testing.T) {
 	if path := os.Getenv("CAIRN_SQLITE_KILL_CHILD"); path != "" {
-		s, err := Open(path)
+		s, err := Open(path, testOpts)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
@@ -290,7 +302,7 @@ func TestRefuseNewerSchema(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if s, err := Open(path); err == nil {
+	if s, err := Open(path, testOpts); err == nil {
 		s.Close()
 		t.Errorf("Open of a file with schema version 999: got no error")
 	}
@@ -309,6 +321,7 @@ func TestPragmas(t *testing.T) {
 		"WriterSynchronous": {s.w, "synchronous", "1", "NORMAL: no fsync per commit, safe against a killed process"},
 		"WriterBusyTimeout": {s.w, "busy_timeout", "5000", "another process's writer is waited for"},
 		"WriterForeignKeys": {s.w, "foreign_keys", "1", ""},
+		"WriterSecureDel":   {s.w, "secure_delete", "1", "freed space is zeroed: no overwritten value lingers in the file"},
 		"ReaderWAL":         {s.r, "journal_mode", "wal", ""},
 		"ReaderBusyTimeout": {s.r, "busy_timeout", "5000", ""},
 		"ReaderQueryOnly":   {s.r, "query_only", "1", "writes go through the one writer only"},

@@ -30,6 +30,7 @@ func scanStack(sc scanner) (state.Stack, error) {
 // PutStack inserts or replaces the stack's row. Stack.Operation is not stored: it is read
 // from the stack's running operation.
 func (s *Store) PutStack(ctx context.Context, st state.Stack) error {
+	key := state.StackKey(st.Tenant, st.Name)
 	_, err := s.w.ExecContext(ctx, `INSERT INTO stacks
 		(name, id, dialect, status, status_reason, description, parameters, outputs, created_at, updated_at, template, providers, tenant)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -37,8 +38,10 @@ func (s *Store) PutStack(ctx context.Context, st state.Stack) error {
 		status_reason = excluded.status_reason, description = excluded.description, parameters = excluded.parameters,
 		outputs = excluded.outputs, created_at = excluded.created_at, updated_at = excluded.updated_at,
 		template = excluded.template, providers = excluded.providers`,
-		state.StackKey(st.Tenant, st.Name), st.ID, st.Dialect, st.Status, st.StatusReason, st.Description, st.Parameters, st.Outputs,
-		ms(st.CreatedAt), ms(st.UpdatedAt), st.Template, st.Providers, tenantOf(st.Tenant))
+		key, st.ID, st.Dialect, st.Status, st.StatusReason, st.Description,
+		s.seal(st.Parameters, "stacks", "parameters", key), s.seal(st.Outputs, "stacks", "outputs", key),
+		ms(st.CreatedAt), ms(st.UpdatedAt), s.seal(st.Template, "stacks", "template", key),
+		s.seal(st.Providers, "stacks", "providers", key), tenantOf(st.Tenant))
 	if err != nil {
 		return fmt.Errorf("cannot put stack %s: %w", st.Name, err)
 	}
@@ -47,6 +50,9 @@ func (s *Store) PutStack(ctx context.Context, st state.Stack) error {
 
 func (s *Store) GetStack(ctx context.Context, name string) (state.Stack, error) {
 	st, err := scanStack(s.r.QueryRowContext(ctx, stackSelect+` WHERE s.name = ?`, name))
+	if err == nil {
+		err = s.openStack(&st)
+	}
 	if err != nil {
 		return state.Stack{}, fmt.Errorf("cannot get stack %s: %w", name, noRow(err))
 	}
@@ -55,6 +61,9 @@ func (s *Store) GetStack(ctx context.Context, name string) (state.Stack, error) 
 
 func (s *Store) ListStacks(ctx context.Context, tenant string) ([]state.Stack, error) {
 	out, err := list(ctx, s.r, scanStack, stackSelect+` WHERE s.tenant = ? ORDER BY s.name`, tenantOf(tenant))
+	if err == nil {
+		err = openAll(out, s.openStack)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot list stacks: %w", err)
 	}
@@ -124,6 +133,9 @@ func scanResource(sc scanner) (state.Resource, error) {
 
 func (s *Store) ListResources(ctx context.Context, stack string) ([]state.Resource, error) {
 	out, err := list(ctx, s.r, scanResource, `SELECT `+resourceCols+` FROM resources WHERE stack = ? ORDER BY name`, stack)
+	if err == nil {
+		err = openAll(out, s.openResource)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot list resources of stack %s: %w", stack, err)
 	}
@@ -133,6 +145,9 @@ func (s *Store) ListResources(ctx context.Context, stack string) ([]state.Resour
 func (s *Store) GetResource(ctx context.Context, stack, name string) (state.Resource, error) {
 	r, err := scanResource(s.r.QueryRowContext(ctx, `SELECT `+resourceCols+` FROM resources WHERE stack = ? AND name = ?`,
 		stack, name))
+	if err == nil {
+		err = s.openResource(&r)
+	}
 	if err != nil {
 		return state.Resource{}, fmt.Errorf("cannot get resource %s of stack %s: %w", name, stack, noRow(err))
 	}
@@ -146,7 +161,8 @@ func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...stat
 	var seq int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.st.journal).ExecContext(ctx,
-			e.Operation, e.Stack, e.Step, e.Phase, e.Token, e.Failed, e.Detail, ms(e.At))
+			e.Operation, e.Stack, e.Step, e.Phase, e.Token, e.Failed,
+			s.seal(e.Detail, "journal", "detail", e.Operation, e.Stack, e.Step, e.Phase, e.Token), ms(e.At))
 		if err != nil {
 			return err
 		}
@@ -180,7 +196,8 @@ func (s *Store) write(ctx context.Context, tx *sql.Tx, stack string, w state.Wri
 			return fmt.Errorf("cannot encode deps of resource %s: %w", r.Name, err)
 		}
 		_, err = tx.StmtContext(ctx, s.st.putResource).ExecContext(ctx, stack, r.Name, r.Type, r.ID, r.Status,
-			r.StatusReason, r.Props, r.Outputs, string(deps), r.DeletionPolicy, ms(r.UpdatedAt), r.Private, r.Provider)
+			r.StatusReason, s.seal(r.Props, "resources", "props", stack, r.Name), s.seal(r.Outputs, "resources", "outputs", stack, r.Name),
+			string(deps), r.DeletionPolicy, ms(r.UpdatedAt), s.seal(r.Private, "resources", "private", stack, r.Name), r.Provider)
 		return err
 	case w.Delete != "":
 		_, err := tx.StmtContext(ctx, s.st.delResource).ExecContext(ctx, stack, w.Delete)
@@ -201,6 +218,9 @@ func scanEntry(sc scanner) (state.JournalEntry, error) {
 func (s *Store) ListJournal(ctx context.Context, operation string) ([]state.JournalEntry, error) {
 	out, err := list(ctx, s.r, scanEntry, `SELECT seq, operation, stack, step, phase, token, failed, detail, at
 		FROM journal WHERE operation = ? ORDER BY seq`, operation)
+	if err == nil {
+		err = openAll(out, s.openEntry)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot list journal of operation %s: %w", operation, err)
 	}

@@ -8,10 +8,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	msqlite "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/state"
 )
 
@@ -21,6 +24,7 @@ type Store struct {
 	w    *sql.DB // the one writer connection; its transactions BEGIN IMMEDIATE
 	r    *sql.DB // query-only readers
 	st   stmts
+	ring atomic.Pointer[secrets.Keyring] // seals the columns of sealedTables
 }
 
 var _ state.Store = (*Store)(nil)
@@ -33,11 +37,32 @@ type stmts struct {
 
 // pragmas apply to every connection. synchronous=NORMAL in WAL mode loses no committed
 // transaction when the process dies (only, possibly, the last ones when the machine does).
-var pragmas = []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(5000)", "foreign_keys(ON)"}
+// secure_delete zeroes what a write frees, so that no free page keeps an overwritten value.
+var pragmas = []string{"journal_mode(WAL)", "synchronous(NORMAL)", defaultBusy, "foreign_keys(ON)", "secure_delete(ON)"}
+
+const defaultBusy, exclusiveBusy = "busy_timeout(5000)", "busy_timeout(1000)"
+
+// Options configures Open.
+type Options struct {
+	// Keyring seals the columns that may hold secrets; required. A database is bound to the
+	// keys that sealed it: Open fails with a ring that cannot open it.
+	Keyring *secrets.Keyring
+	// Exclusive holds the database's lock from Open to Close, with one connection: Open
+	// fails with ErrInUse when another process has the file open, and no other can open it
+	// meanwhile (cairn secrets rotate-key).
+	Exclusive bool
+}
+
+// ErrInUse is returned by an Exclusive Open of a database another process has open.
+var ErrInUse = errors.New("the state database is in use by another process")
 
 // Open opens the database at path, creating it (mode 0600, in a directory created with mode
-// 0700) when absent, and brings its schema up to date.
-func Open(path string) (*Store, error) {
+// 0700) when absent, brings its schema up to date and seals any plaintext an older cairn
+// left in the sealed columns.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Keyring == nil {
+		return nil, errors.New("cannot open state db: no secrets key ring")
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create state directory: %w", err)
 	}
@@ -48,7 +73,12 @@ func Open(path string) (*Store, error) {
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
 	}
-	w, err := sql.Open("sqlite", dsn(path, "_txlock=immediate"))
+	wextra := []string{"_txlock=immediate"}
+	if opts.Exclusive {
+		// Waiting out a running server's lock is pointless: fail after a second.
+		wextra = append(wextra, "_pragma=locking_mode(EXCLUSIVE)", "_pragma="+exclusiveBusy)
+	}
+	w, err := sql.Open("sqlite", dsn(path, wextra...))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
 	}
@@ -61,8 +91,20 @@ func Open(path string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
+	if opts.Exclusive {
+		_ = r.Close()
+		r = w // a second connection would wait for the first's lock
+	}
 	s := &Store{path: path, w: w, r: r}
+	s.ring.Store(opts.Keyring)
 	if err := s.migrate(); err != nil {
+		_ = s.Close()
+		if isBusy(err) && opts.Exclusive {
+			err = ErrInUse
+		}
+		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
+	}
+	if err := s.sealAtOpen(context.Background()); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
 	}
@@ -78,6 +120,9 @@ func Open(path string) (*Store, error) {
 func dsn(path string, extra ...string) string {
 	q := url.Values{}
 	for _, p := range pragmas {
+		if p == defaultBusy && slices.Contains(extra, "_pragma="+exclusiveBusy) {
+			continue // the driver runs busy_timeout pragmas first, in no set order
+		}
 		q.Add("_pragma", p)
 	}
 	s := path + "?" + q.Encode()
@@ -174,6 +219,12 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY: another connection holds the lock.
+func isBusy(err error) bool {
+	var e *msqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == 5 // SQLITE_BUSY and its extended codes
 }
 
 // scanner is a *sql.Row or *sql.Rows.

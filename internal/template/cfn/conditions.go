@@ -19,7 +19,7 @@ func (p *parser) conditions(sec *node) {
 	for i, k := range sec.keys {
 		p.b.condNodes[k] = sec.vals[i]
 	}
-	ev := &evaluator{b: p.b}
+	ev := p.b.evaluator(p.bud, nil)
 	for i, k := range sec.keys {
 		p.b.decide(ev, sec.vals[i], k)
 	}
@@ -40,9 +40,12 @@ func (b *binding) decide(ev *evaluator, at *node, name string) cty.Value {
 		return ev.errf(at, "condition %s depends on itself", name)
 	}
 	b.deciding[name] = true
-	sub := &evaluator{b: b}
+	// A condition is decided with the budget of the evaluation that first needs it, one level
+	// deeper: a chain of conditions naming each other is nesting too.
+	sub := &evaluator{b: b, m: ev.m, depth: ev.depth + 1}
 	v := sub.cond(cn)
 	ev.diags = ev.diags.Append(sub.diags)
+	ev.over = ev.over || sub.over
 	delete(b.deciding, name)
 	if sub.diags.HasErrors() {
 		v = cty.UnknownVal(cty.Bool)
@@ -54,7 +57,7 @@ func (b *binding) decide(ev *evaluator, at *node, name string) cty.Value {
 // cond evaluates n where a condition is expected: to true, false or unknown.
 func (ev *evaluator) cond(n *node) cty.Value {
 	if n.kind == kMap && len(n.keys) == 1 && n.keys[0] == "Condition" { // {"Condition": name}
-		return ev.condition(&node{kind: kFunc, fn: "Condition", arg: n.vals[0], rng: n.rng, path: n.path})
+		return ev.condition(&node{kind: kFunc, fn: "Condition", arg: n.vals[0], rng: n.rng, place: n.place})
 	}
 	v := ev.eval(n)
 	raw, _ := v.Unmark()

@@ -1,9 +1,11 @@
 package cfn
 
 import (
+	"context"
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
 )
@@ -15,22 +17,34 @@ func (unknownScope) Resource(string) (template.ResourceValue, bool) {
 	return template.UnknownResource, true
 }
 
+// Context implements template.Scope: the check pass is bounded by the parser's own budget.
+func (unknownScope) Context() context.Context { return context.Background() }
+
 // check evaluates every expression once against unknown resources, which checks each
 // function's arguments and each reference, then fills in every resource's dependencies and
 // rejects cycles.
 func (p *parser) check(st *template.Stack) {
+	// One meter for the whole pass, so that many expressions each under the limits are bounded
+	// too; past a limit, the pass stops with that one diagnostic.
+	m := p.bud.Meter()
+	var exprs []template.Expr
 	for _, r := range st.Resources {
-		_, ds := r.Properties.Eval(unknownScope{})
-		p.diags = p.diags.Append(ds)
+		exprs = append(exprs, r.Properties)
 	}
 	for _, o := range st.Outputs {
-		_, ds := o.Value.Eval(unknownScope{})
+		exprs = append(exprs, o.Value)
+	}
+	for _, x := range exprs {
+		ds, over := p.eval(m, x, unknownScope{})
 		p.diags = p.diags.Append(ds)
+		if over {
+			return
+		}
 	}
 	deps := map[string][]string{}
 	for _, r := range st.Resources {
 		set := map[string]bool{}
-		p.b.refs(p.b.props[r.Name], func(name string) { set[name] = true })
+		p.b.refs(p.b.props[r.Name], func(name string) { set[name] = true }, 0)
 		for _, d := range p.b.dependsOn[r.Name] {
 			name, _ := d.str()
 			if !p.b.resources[name] {
@@ -52,6 +66,17 @@ func (p *parser) check(st *template.Stack) {
 	}
 }
 
+// eval evaluates x in s under the request's budget (its deadline included), charging what
+// it builds to m, and reports whether it passed a limit.
+func (p *parser) eval(m *budget.Meter, x template.Expr, s template.Scope) (diag.Diagnostics, bool) {
+	if e, ok := x.(expr); ok {
+		_, diags, over := e.evalWith(m, s)
+		return diags, over
+	}
+	_, diags := x.Eval(s)
+	return diags, false
+}
+
 func excludedNote(b *binding, name string) string {
 	if c, ok := b.excluded[name]; ok {
 		return " (it is left out because its condition " + c + " is false)"
@@ -59,11 +84,12 @@ func excludedNote(b *binding, name string) string {
 	return ""
 }
 
-// refs calls add for every resource of the stack that n refers to with Ref, Fn::GetAtt or
-// Fn::Sub, skipping the branches of Fn::If that a decided condition does not take. Names that
-// are not resources of the stack are left to the check pass to report.
-func (b *binding) refs(n *node, add func(string)) {
-	if n == nil {
+// refs calls add for every resource of the stack that n, depth levels down, refers to with
+// Ref, Fn::GetAtt or Fn::Sub, skipping the branches of Fn::If that a decided condition does
+// not take. Names that are not resources of the stack are left to the check pass to report,
+// and so is nesting past the depth limit (Parse has refused it already).
+func (b *binding) refs(n *node, add func(string), depth int) {
+	if n == nil || b.bud.Depth(depth) != nil {
 		return
 	}
 	resource := func(name string) {
@@ -74,7 +100,7 @@ func (b *binding) refs(n *node, add func(string)) {
 	switch n.kind {
 	case kMap, kList:
 		for _, c := range n.vals {
-			b.refs(c, add)
+			b.refs(c, add, depth+1)
 		}
 		return
 	case kScalar:
@@ -120,15 +146,15 @@ func (b *binding) refs(n *node, add func(string)) {
 			name, _ := a.vals[0].str()
 			if c, ok := b.conds[name]; ok && c.IsKnown() {
 				if c.True() {
-					b.refs(a.vals[1], add)
+					b.refs(a.vals[1], add, depth+1)
 				} else {
-					b.refs(a.vals[2], add)
+					b.refs(a.vals[2], add, depth+1)
 				}
 				return
 			}
 		}
 	}
-	b.refs(a, add)
+	b.refs(a, add, depth+1)
 }
 
 // subNames returns the variable names of a Fn::Sub text, without ${!Literal}s.

@@ -8,9 +8,18 @@
 // values of the resources it references (unknown ones give unknown results; secrets stay
 // marked). Every diagnostic carries file, line, column and the dotted path of the value.
 //
-// Files: parse.go turns yaml.v3 nodes (JSON is YAML) into a tree of values with positions;
-// stack.go reads the sections; params.go binds parameters; conditions.go decides conditions;
-// eval.go and intrinsics.go evaluate expressions; deps.go finds dependencies and cycles.
+// Every parse and evaluation runs under the budget of its context (internal/budget, given to
+// Parse in Options.Context, to Eval by its scope): a document is refused unparsed when its
+// text may hold too many nodes or, for JSON, nests too deep, and unconverted when its YAML
+// aliases or merge keys expand past the alias-node limit, refer to themselves or nest too
+// deep; evaluation checks the depth before each level and charges the elements and bytes it
+// builds. Exceeding a limit is one diagnostic naming it, never a crash.
 //
-// It imports the template model and the diag and value leaves, nothing else of ours.
+// Files: parse.go turns yaml.v3 nodes (JSON is YAML) into a tree of values with positions;
+// limits.go holds the scans and checks run before that; stack.go reads the sections;
+// params.go binds parameters; conditions.go decides conditions; eval.go and intrinsics.go
+// evaluate expressions; deps.go finds dependencies and cycles.
+//
+// It imports the template model, the budget and the diag and value leaves, nothing else of
+// ours.
 package cfn

@@ -1,6 +1,7 @@
 package cfn
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -27,6 +28,8 @@ func (s scope) Resource(name string) (template.ResourceValue, bool) {
 	}
 	return template.UnknownResource, true
 }
+
+func (scope) Context() context.Context { return context.Background() }
 
 var known = scope{
 	"Res": {ID: cty.StringVal("res-1"), Outputs: cty.ObjectVal(map[string]cty.Value{

@@ -173,7 +173,7 @@ func (ev *evaluator) sub(n *node) cty.Value {
 		}
 		parts = append(parts, ev.subVar(format, strings.TrimSpace(name), vars))
 	}
-	return concat(parts)
+	return ev.concat(n, parts)
 }
 
 // subVar is the text of ${name} in Fn::Sub.
@@ -236,7 +236,7 @@ func (ev *evaluator) join(n *node) cty.Value {
 		}
 		parts = append(parts, t)
 	}
-	return concat(parts).WithMarks(marks)
+	return ev.concat(n, parts).WithMarks(marks)
 }
 
 func (ev *evaluator) selectFn(n *node) cty.Value {
@@ -279,6 +279,9 @@ func (ev *evaluator) split(n *node) cty.Value {
 	}
 	if delim == "" {
 		return ev.errf(a[0], "the delimiter of Fn::Split must not be empty")
+	}
+	if !ev.charge(n, int64(strings.Count(raw.AsString(), delim))+1, 0) {
+		return cty.DynamicVal
 	}
 	var elems []cty.Value
 	for _, p := range strings.Split(raw.AsString(), delim) {
@@ -349,6 +352,9 @@ func (ev *evaluator) mapText(n *node, f func(string) (string, error)) cty.Value 
 	if !raw.IsKnown() {
 		return cty.UnknownVal(cty.String).WithMarks(marks)
 	}
+	if !ev.charge(n, 0, int64(len(raw.AsString()))*4/3+4) { // base64 grows text by a third
+		return cty.DynamicVal
+	}
 	out, err := f(raw.AsString())
 	if err != nil {
 		return ev.errf(n.arg, "%s: %s", n.fn, err)
@@ -368,6 +374,8 @@ func (ev *evaluator) replace(n *node) cty.Value {
 	var pairs []string
 	var marks []cty.ValueMarks
 	known, ok := true, true
+	// The shortest old text and the longest new one bound what the replacement may build.
+	shortest, longest := -1, 0
 	for i, k := range a[0].keys { // evaluate everything, so each part is checked
 		v, vok := ev.text(a[0].vals[i])
 		raw, m := v.Unmark()
@@ -375,6 +383,10 @@ func (ev *evaluator) replace(n *node) cty.Value {
 		marks = append(marks, m)
 		if vok && raw.IsKnown() {
 			pairs = append(pairs, k, raw.AsString())
+			if shortest < 0 || len(k) < shortest {
+				shortest = len(k)
+			}
+			longest = max(longest, len(raw.AsString()))
 		}
 	}
 	v, vok := ev.text(a[1])
@@ -385,6 +397,14 @@ func (ev *evaluator) replace(n *node) cty.Value {
 		return cty.DynamicVal
 	case !known || !raw.IsKnown():
 		return cty.UnknownVal(cty.String).WithMarks(marks...)
+	}
+	// At most one replacement per shortest old text (per byte, and once more, for an empty one).
+	size := int64(len(raw.AsString()))
+	if shortest >= 0 && longest > shortest {
+		size += (size/int64(max(shortest, 1)) + 1) * int64(longest)
+	}
+	if !ev.charge(n, 0, size) {
+		return cty.DynamicVal
 	}
 	return cty.StringVal(strings.NewReplacer(pairs...).Replace(raw.AsString())).WithMarks(marks...)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -99,15 +100,15 @@ func (p *parser) parameters(sec *node) []*template.Parameter {
 }
 
 func (p *parser) parameter(name string, rng diag.Range, pn *node) *template.Parameter {
-	at := &node{rng: rng, path: pn.path}
-	p.logicalID(name, rng, pn.path)
+	at := &node{rng: rng, place: pn.place}
+	p.logicalID(name, rng, pn.path())
 	if pn.kind != kMap {
 		p.errf(at, "parameter %s must be a map with a Type", name)
 		return nil
 	}
 	for j, k := range pn.keys {
 		if !paramKeys[k] {
-			p.diags = p.diags.Append(diag.Errorf(pn.keyRange(j), pn.vals[j].path, "unknown parameter attribute %s", k))
+			p.diags = p.diags.Append(diag.Errorf(pn.keyRange(j), pn.vals[j].path(), "unknown parameter attribute %s", k))
 		}
 	}
 	tn := pn.get("Type")
@@ -136,7 +137,7 @@ func (p *parser) parameter(name string, rng diag.Range, pn *node) *template.Para
 		prm.Value = p.paramValue(pn, at, kind, raw)
 	case def != nil && kind == pJSON && (def.kind == kMap || def.kind == kList):
 		// ROS writes a Json default as the value itself.
-		ev := &evaluator{b: p.b}
+		ev := p.b.evaluator(p.bud, nil)
 		prm.Value = ev.eval(def)
 		p.diags = p.diags.Append(ev.diags)
 	case def != nil && def.kind == kList:
@@ -211,7 +212,7 @@ func isNumber(s string) bool {
 // paramValue converts and checks one parameter's text. Messages never quote the value,
 // which may be a secret.
 func (p *parser) paramValue(pn, at *node, kind paramKind, raw string) cty.Value {
-	name := pn.path[strings.LastIndexByte(pn.path, '.')+1:]
+	name := pn.key
 	fail := func(msg string) cty.Value {
 		if cd, ok := pn.get("ConstraintDescription").str(); ok && cd != "" {
 			msg = cd + " (" + msg + ")"
@@ -229,11 +230,12 @@ func (p *parser) paramValue(pn, at *node, kind paramKind, raw string) cty.Value 
 		}
 	}
 	numeric := kind == pNumber || kind == pNumberList
+	constraint := constraints(pn, numeric)
 	for _, it := range items {
 		if numeric && !isNumber(it) {
 			return fail("must be a number")
 		}
-		if msg := constraint(pn, it, numeric); msg != "" {
+		if msg := constraint(it); msg != "" {
 			return fail(msg)
 		}
 	}
@@ -250,6 +252,9 @@ func (p *parser) paramValue(pn, at *node, kind paramKind, raw string) cty.Value 
 		return cty.TupleVal(vals)
 	case ros && kind == pNumber:
 		f, _, _ := big.ParseFloat(strings.TrimSpace(raw), 10, 512, big.ToNearestEven)
+		if !value.NumberInRange(f) {
+			return fail("must be a number of at most about 1e330 in magnitude, and not nearer 0 than 1e-330")
+		}
 		return cty.NumberVal(f)
 	case kind == pBool:
 		b, err := strconv.ParseBool(raw)
@@ -258,6 +263,9 @@ func (p *parser) paramValue(pn, at *node, kind paramKind, raw string) cty.Value 
 		}
 		return cty.BoolVal(b)
 	case kind == pJSON:
+		if depth, _, _ := jsonDepth([]byte(raw), -1); p.bud.Depth(depth) != nil {
+			return fail("its JSON value " + p.bud.Depth(depth).Error())
+		}
 		v, err := value.FromJSON([]byte(raw))
 		if err != nil {
 			return fail("must be JSON")
@@ -267,45 +275,58 @@ func (p *parser) paramValue(pn, at *node, kind paramKind, raw string) cty.Value 
 	return cty.StringVal(raw)
 }
 
-// constraint checks AllowedValues, AllowedPattern, MinLength/MaxLength and, for numbers,
-// MinValue/MaxValue; it returns what is wrong, naming the constraint, or "".
-func constraint(pn *node, v string, numeric bool) string {
+// constraints returns the check of AllowedValues, AllowedPattern, MinLength/MaxLength and,
+// for numbers, MinValue/MaxValue: it returns what is wrong with a value, naming the
+// constraint, or "". The constraints are read and compiled once, however many items a list
+// parameter has.
+func constraints(pn *node, numeric bool) func(v string) string {
+	var allowed []string
+	var allowedSet map[string]bool
 	if av := pn.get("AllowedValues"); av != nil && av.kind == kList {
-		var allowed []string
+		allowedSet = map[string]bool{}
 		for _, a := range av.vals {
 			s, _ := a.str()
 			allowed = append(allowed, s)
+			allowedSet[s] = true
 		}
-		if !slices.Contains(allowed, v) {
+	}
+	pat, hasPat := pn.get("AllowedPattern").str()
+	var re *regexp.Regexp
+	if hasPat {
+		re, _ = regexp.Compile("^(?:" + pat + ")$")
+	}
+	type check struct {
+		applies bool
+		limit   string
+		ok      func(n, x, limit float64) bool
+		msg     string
+	}
+	var checks []check
+	for _, c := range []check{
+		{applies: !numeric, limit: "MinLength", ok: func(n, _, l float64) bool { return n >= l }, msg: "must be at least MinLength %s characters long"},
+		{applies: !numeric, limit: "MaxLength", ok: func(n, _, l float64) bool { return n <= l }, msg: "must be at most MaxLength %s characters long"},
+		{applies: numeric, limit: "MinValue", ok: func(_, x, l float64) bool { return x >= l }, msg: "must be at least MinValue %s"},
+		{applies: numeric, limit: "MaxValue", ok: func(_, x, l float64) bool { return x <= l }, msg: "must be at most MaxValue %s"},
+	} {
+		if s, ok := pn.get(c.limit).str(); ok && c.applies && isNumber(s) {
+			c.limit = s
+			checks = append(checks, c)
+		}
+	}
+	return func(v string) string {
+		if allowedSet != nil && !allowedSet[v] {
 			return "must be one of the AllowedValues [" + strings.Join(allowed, ", ") + "]"
 		}
-	}
-	if pat, ok := pn.get("AllowedPattern").str(); ok {
-		if re, err := regexp.Compile("^(?:" + pat + ")$"); err == nil && !re.MatchString(v) {
+		if re != nil && !re.MatchString(v) {
 			return "must match the AllowedPattern " + pat
 		}
-	}
-	n := float64(len([]rune(v)))
-	x, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	checks := []struct {
-		key     string
-		applies bool
-		ok      func(limit float64) bool
-		msg     string
-	}{
-		{"MinLength", !numeric, func(l float64) bool { return n >= l }, "must be at least MinLength %s characters long"},
-		{"MaxLength", !numeric, func(l float64) bool { return n <= l }, "must be at most MaxLength %s characters long"},
-		{"MinValue", numeric, func(l float64) bool { return x >= l }, "must be at least MinValue %s"},
-		{"MaxValue", numeric, func(l float64) bool { return x <= l }, "must be at most MaxValue %s"},
-	}
-	for _, c := range checks {
-		s, ok := pn.get(c.key).str()
-		if !ok || !c.applies || !isNumber(s) {
-			continue
+		n := float64(utf8.RuneCountInString(v))
+		x, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		for _, c := range checks {
+			if limit, _ := strconv.ParseFloat(strings.TrimSpace(c.limit), 64); !c.ok(n, x, limit) {
+				return strings.Replace(c.msg, "%s", c.limit, 1)
+			}
 		}
-		if limit, _ := strconv.ParseFloat(strings.TrimSpace(s), 64); !c.ok(limit) {
-			return strings.Replace(c.msg, "%s", s, 1)
-		}
+		return ""
 	}
-	return ""
 }

@@ -1,7 +1,8 @@
 package cfn
 
 import (
-	"fmt"
+	"bytes"
+	"errors"
 	"math/big"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"gopkg.in/yaml.v3"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/value"
 )
@@ -23,7 +25,9 @@ const (
 	kFunc // an intrinsic function call: {"Fn::X": arg}, {"Ref": x} or a short tag
 )
 
-// node is a template value with its position and path.
+// node is a template value with its position. Its dotted path is not stored: a node keeps
+// its parent and its key or index there, and path() builds the text when a diagnostic needs
+// it, so converting a document is linear in its size however deep it is.
 type node struct {
 	kind  kind
 	lit   cty.Value    // kScalar
@@ -34,7 +38,42 @@ type node struct {
 	fn    string       // kFunc: "Ref", "Condition", "Fn::Join", ...
 	arg   *node        // kFunc
 	rng   diag.Range
-	path  string
+	place
+}
+
+// place is where a node sits in the document: below up (a map, a list or a function call),
+// at key (a map key or, below a call, the function's name) or at index idx of a list. The
+// top of the document has no up.
+type place struct {
+	up  *node
+	key string
+	idx int
+}
+
+// path returns the dotted path of n ("Resources.Bucket.Properties.Tags[0].Key").
+func (n *node) path() string {
+	if n == nil {
+		return ""
+	}
+	var chain []*node
+	for c := n; c.up != nil; c = c.up {
+		chain = append(chain, c)
+	}
+	var b strings.Builder
+	for i := len(chain) - 1; i >= 0; i-- {
+		c := chain[i]
+		if c.up.kind == kList {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(c.idx))
+			b.WriteByte(']')
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(c.key)
+	}
+	return b.String()
 }
 
 // index returns the position of key in a map node, or -1.
@@ -113,32 +152,41 @@ func (n *node) str() (string, bool) {
 	return "", false
 }
 
-func child(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
 // decoder turns yaml nodes into AST nodes, collecting diagnostics.
 type decoder struct {
 	file  string
 	diags diag.Diagnostics
+	bud   *budget.Budget // the request's bounds: nesting depth and YAML alias expansion
+	deep  bool           // the depth limit was reported
 }
 
 func (d *decoder) rng(y *yaml.Node) diag.Range {
 	return diag.Range{Filename: d.file, Line: y.Line, Column: y.Column}
 }
 
-func (d *decoder) errf(y *yaml.Node, path, format string, args ...any) {
-	d.diags = d.diags.Append(diag.Errorf(d.rng(y), path, format, args...))
+func (d *decoder) errf(y *yaml.Node, n *node, format string, args ...any) {
+	d.diags = d.diags.Append(diag.Errorf(d.rng(y), n.path(), format, args...))
 }
 
-// parseDocument decodes JSON or YAML source to an AST.
+// parseDocument decodes JSON or YAML source to an AST. Before anything is built it checks
+// the document against the budget: a JSON document's nesting by a scan of its brackets and
+// the text's nodes by a scan of its indicators (see nodeBound), then the nodes the YAML
+// document expands to (aliases and merge keys followed, without expanding them) and their
+// depth. A document over a limit is refused with one diagnostic.
 func (d *decoder) parseDocument(src []byte) *node {
-	if t := strings.TrimSpace(string(src)); strings.HasPrefix(t, "{") {
-		// JSON allows tabs where YAML does not; in JSON a raw tab can only be white space.
-		src = []byte(strings.ReplaceAll(string(src), "\t", " "))
+	if t := bytes.TrimSpace(src); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		if depth, line, col := jsonDepth(src, d.bud.Limits().Depth); d.bud.Depth(depth) != nil {
+			d.over(diag.Range{Filename: d.file, Line: line, Column: col}, d.bud.Depth(depth))
+			return nil
+		}
+		if t[0] == '{' {
+			// JSON allows tabs where YAML does not; in JSON a raw tab can only be white space.
+			src = bytes.ReplaceAll(src, []byte("\t"), []byte(" "))
+		}
+	}
+	if err := tooManyNodes(src, d.bud.Limits()); err != nil {
+		d.over(diag.Range{Filename: d.file, Line: 1, Column: 1}, err)
+		return nil
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
@@ -149,7 +197,31 @@ func (d *decoder) parseDocument(src []byte) *node {
 		d.diags = d.diags.Append(diag.Errorf(diag.Range{Filename: d.file}, "", "template is empty"))
 		return nil
 	}
-	return d.convert(doc.Content[0], "")
+	if err := budget.YAMLNodes(d.bud.Meter(), &doc); err != nil {
+		d.over(d.rng(locate(&doc, d.bud.Limits())), err)
+		return nil
+	}
+	root := d.convert(doc.Content[0], place{}, 0)
+	if d.deep {
+		return nil // what is below the limit is not there: do not report what it lacks
+	}
+	return root
+}
+
+// over reports a budget the document exceeds.
+func (d *decoder) over(rng diag.Range, err error) {
+	d.diags = d.diags.Append(diag.Errorf(rng, "", "%s", nesting(err)))
+}
+
+// nesting names what reached the depth limit in err, which says nothing of it.
+func nesting(err error) error {
+	var e *budget.Exceeded
+	if errors.As(err, &e) && e.What == "" {
+		named := *e
+		named.What = "the template's nesting"
+		return &named
+	}
+	return err
 }
 
 // syntaxError turns a yaml.v3 error ("yaml: line 3: ...") into a diagnostic at that line.
@@ -171,11 +243,22 @@ func (d *decoder) syntaxError(err error) diag.Diagnostic {
 	return diag.Errorf(diag.Range{Filename: d.file, Line: line}, "", "invalid template syntax: %s", msg)
 }
 
-func (d *decoder) convert(y *yaml.Node, path string) *node {
-	if y.Kind == yaml.AliasNode {
-		return d.convert(y.Alias, path)
+// convert builds the AST of y at place at, depth levels below the top. parseDocument has
+// checked the document's expansion and depth; convert checks the depth again before each
+// level, so no document makes it recurse past the limit.
+func (d *decoder) convert(y *yaml.Node, at place, depth int) *node {
+	n := &node{rng: d.rng(y), place: at}
+	if err := d.bud.Depth(depth); err != nil {
+		if !d.deep {
+			d.deep = true
+			d.over(n.rng, err)
+		}
+		n.lit = cty.NullVal(cty.DynamicPseudoType)
+		return n
 	}
-	n := &node{rng: d.rng(y), path: path}
+	if y.Kind == yaml.AliasNode {
+		return d.convert(y.Alias, at, depth+1)
+	}
 	if short := y.Tag; strings.HasPrefix(short, "!") && !strings.HasPrefix(short, "!!") {
 		fn := "Fn::" + short[1:]
 		if short == "!Ref" || short == "!Condition" {
@@ -187,7 +270,7 @@ func (d *decoder) convert(y *yaml.Node, path string) *node {
 			inner.Tag = "!!str"
 		}
 		n.kind, n.fn = kFunc, fn
-		n.arg = d.convert(&inner, child(path, fn))
+		n.arg = d.convert(&inner, place{up: n, key: fn}, depth+1)
 		return n
 	}
 	switch y.Kind {
@@ -197,35 +280,37 @@ func (d *decoder) convert(y *yaml.Node, path string) *node {
 		for i := 0; i+1 < len(y.Content); i += 2 {
 			k := y.Content[i].Value
 			if seen[k] {
-				d.errf(y.Content[i], child(path, k), "duplicate key %q", k)
+				d.errf(y.Content[i], &node{place: place{up: n, key: k}}, "duplicate key %q", k)
 				continue
 			}
 			seen[k] = true
 			n.keys = append(n.keys, k)
 			n.krngs = append(n.krngs, d.rng(y.Content[i]))
-			n.vals = append(n.vals, d.convert(y.Content[i+1], child(path, k)))
+			n.vals = append(n.vals, d.convert(y.Content[i+1], place{up: n, key: k}, depth+1))
 		}
 		// {"Condition": name} is a function only where a condition is expected (see cond): a
 		// property or an IAM statement may well have a single key called Condition.
 		if len(n.keys) == 1 && (n.keys[0] == "Ref" || strings.HasPrefix(n.keys[0], "Fn::")) {
-			return &node{kind: kFunc, fn: n.keys[0], arg: n.vals[0], rng: n.rng, path: path}
+			// The call takes the map's place; its argument's path stays "...Fn::X".
+			n.kind, n.fn, n.arg = kFunc, n.keys[0], n.vals[0]
+			n.keys, n.krngs, n.vals = nil, nil, nil
 		}
 	case yaml.SequenceNode:
 		n.kind = kList
 		for i, c := range y.Content {
-			n.vals = append(n.vals, d.convert(c, fmt.Sprintf("%s[%d]", path, i)))
+			n.vals = append(n.vals, d.convert(c, place{up: n, idx: i}, depth+1))
 		}
 	case yaml.ScalarNode:
 		n.kind = kScalar
-		n.lit, n.text = d.scalar(y, path), y.Value
+		n.lit, n.text = d.scalar(y, n), y.Value
 	default:
-		d.errf(y, path, "unsupported value")
+		d.errf(y, n, "unsupported value")
 		n.lit = cty.NullVal(cty.DynamicPseudoType)
 	}
 	return n
 }
 
-func (d *decoder) scalar(y *yaml.Node, path string) cty.Value {
+func (d *decoder) scalar(y *yaml.Node, n *node) cty.Value {
 	switch y.ShortTag() {
 	case "!!null":
 		return cty.NullVal(cty.DynamicPseudoType)
@@ -237,12 +322,16 @@ func (d *decoder) scalar(y *yaml.Node, path string) cty.Value {
 	case "!!int", "!!float":
 		s := strings.ReplaceAll(y.Value, "_", "")
 		if f, _, err := big.ParseFloat(s, 0, 512, big.ToNearestEven); err == nil {
+			if !value.NumberInRange(f) {
+				d.errf(y, n, "invalid number %q: out of range (at most about 1e330 in magnitude, and not nearer 0 than 1e-330)", y.Value)
+				return cty.StringVal(y.Value)
+			}
 			return cty.NumberVal(f)
 		}
 		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
 			return cty.NumberIntVal(i)
 		}
-		d.errf(y, path, "invalid number %q", y.Value)
+		d.errf(y, n, "invalid number %q", y.Value)
 	}
 	return cty.StringVal(y.Value)
 }

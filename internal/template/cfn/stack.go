@@ -2,14 +2,16 @@ package cfn
 
 import (
 	"cmp"
-	"fmt"
+	"context"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 	"gopkg.in/yaml.v3"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
 )
@@ -22,6 +24,11 @@ type Options struct {
 	// Validate makes a parameter with neither value nor Default an unknown value instead of an
 	// error, so a template can be checked without its parameter values.
 	Validate bool
+	// Context carries the request's budget (see internal/budget): the nesting depth, YAML alias
+	// expansion, elements and bytes an expression may build, and time. Nil means
+	// context.Background(), whose budget has the default limits. Expressions evaluated after
+	// Parse keep its limits but not its deadline or cancellation.
+	Context context.Context
 }
 
 // Detect reports the template's dialect from its top-level keys: ROSTemplateFormatVersion
@@ -29,7 +36,9 @@ type Options struct {
 // is not a CloudFormation or ROS template.
 func Detect(src []byte) (template.Dialect, bool) {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	// Text too large to parse within the default budget is told by its words (Parse refuses it).
+	if tooManyNodes(src, budget.Defaults) != nil || yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 ||
+		doc.Content[0].Kind != yaml.MappingNode {
 		// Let Parse report the syntax error if it looks like a template at all.
 		s := string(src)
 		if strings.Contains(s, "ROSTemplateFormatVersion") {
@@ -78,14 +87,15 @@ var (
 // parser carries one Parse call.
 type parser struct {
 	decoder
-	opts Options
-	b    *binding
+	opts       Options
+	b          *binding
+	rangeBytes int64 // what is left of maxRangeBytes
 }
 
 // Parse parses and binds a template. It reports every problem it finds, not only the first;
 // the Stack is nil when any of them is an error.
 func Parse(filename string, src []byte, opts Options) (*template.Stack, diag.Diagnostics) {
-	p := &parser{decoder: decoder{file: filename}, opts: opts}
+	p := &parser{decoder: decoder{file: filename, bud: budget.From(opts.Context)}, opts: opts, rangeBytes: maxRangeBytes}
 	root := p.parseDocument(src)
 	if root == nil {
 		return nil, p.diags
@@ -94,7 +104,7 @@ func Parse(filename string, src []byte, opts Options) (*template.Stack, diag.Dia
 		return nil, p.diags.Append(diag.Errorf(root.rng, "", "a template must be a map of sections"))
 	}
 	dialect, _ := detectKeys(root.keys)
-	p.b = newBinding(dialect, opts, root.get("Mappings"))
+	p.b = newBinding(dialect, opts, root.get("Mappings"), p.bud.Limits())
 	p.sections(root)
 	st := &template.Stack{Dialect: dialect}
 	if d := root.get("Description"); d != nil {
@@ -118,7 +128,7 @@ func Parse(filename string, src []byte, opts Options) (*template.Stack, diag.Dia
 }
 
 func (p *parser) errf(n *node, format string, args ...any) {
-	p.diags = p.diags.Append(diag.Errorf(n.rng, n.path, format, args...))
+	p.diags = p.diags.Append(diag.Errorf(n.rng, n.path(), format, args...))
 }
 
 // text returns a literal string attribute, reporting anything else.
@@ -191,7 +201,7 @@ func (p *parser) conditionOf(n *node) (cty.Value, string) {
 		return cty.True, ""
 	}
 	name, _ := c.str()
-	ev := &evaluator{b: p.b}
+	ev := p.b.evaluator(p.bud, nil)
 	v := p.b.decide(ev, c, name)
 	p.diags = p.diags.Append(ev.diags)
 	return v, name
@@ -236,7 +246,7 @@ func (p *parser) logicalID(name string, rng diag.Range, path string) {
 }
 
 func (p *parser) resource(name string, rng diag.Range, rn *node) *template.Resource {
-	p.logicalID(name, rng, rn.path)
+	p.logicalID(name, rng, rn.path())
 	if _, ok := p.b.params[name]; ok {
 		p.errf(rn, "resource %s has the name of a parameter", name)
 	}
@@ -246,7 +256,7 @@ func (p *parser) resource(name string, rng diag.Range, rn *node) *template.Resou
 	}
 	for j, k := range rn.keys {
 		if !resourceKeys[k] {
-			p.diags = p.diags.Append(diag.Errorf(rn.keyRange(j), rn.vals[j].path, "unknown resource attribute %s", k))
+			p.diags = p.diags.Append(diag.Errorf(rn.keyRange(j), rn.vals[j].path(), "unknown resource attribute %s", k))
 		}
 	}
 	if c, cname := p.conditionOf(rn); isFalse(c) {
@@ -257,7 +267,7 @@ func (p *parser) resource(name string, rng diag.Range, rn *node) *template.Resou
 	r := &template.Resource{Name: name, Range: rng, PropertyRanges: map[string]diag.Range{},
 		DeletionPolicy: p.policy(rn.get("DeletionPolicy")), UpdateReplacePolicy: p.policy(rn.get("UpdateReplacePolicy"))}
 	if t := rn.get("Type"); t == nil {
-		p.diags = p.diags.Append(diag.Errorf(rng, rn.path, "resource %s needs a Type", name))
+		p.diags = p.diags.Append(diag.Errorf(rng, rn.path(), "resource %s needs a Type", name))
 	} else if s, _ := t.str(); !t.isString() || s == "" {
 		p.errf(t, "the Type of resource %s must be a resource type name", name)
 	} else {
@@ -274,7 +284,7 @@ func (p *parser) resource(name string, rng diag.Range, rn *node) *template.Resou
 		r.Properties = expr{n: props, b: p.b}
 		r.PropertyRanges[""] = rn.keyRangeOf("Properties")
 		for j, k := range props.keys {
-			ranges(r.PropertyRanges, k, k, props.vals[j])
+			p.ranges(r.PropertyRanges, k, k, props.vals[j], 1)
 		}
 	}
 	if props != nil {
@@ -284,20 +294,33 @@ func (p *parser) resource(name string, rng diag.Range, rn *node) *template.Resou
 	return r
 }
 
+// maxRangeBytes and maxRangePath bound the property paths ranges records for a template: a
+// property below them is located at its nearest recorded ancestor.
+const (
+	maxRangeBytes = 8 << 20
+	maxRangePath  = 1024
+)
+
 // ranges records where each property below Properties is written. List elements are
 // recorded as both "Tags.0.Key" (so template.Resource.PropertyRange falls back through
 // "Tags.0" and "Tags") and "Tags[0].Key" (the form of diagnostic paths).
-func ranges(m map[string]diag.Range, dotted, bracket string, n *node) {
+func (p *parser) ranges(m map[string]diag.Range, dotted, bracket string, n *node, depth int) {
+	if p.rangeBytes -= int64(len(dotted) + len(bracket)); p.rangeBytes < 0 {
+		return
+	}
 	m[dotted] = n.rng
 	m[bracket] = n.rng
+	if len(bracket) > maxRangePath || p.bud.Depth(depth+1) != nil {
+		return
+	}
 	switch n.kind {
 	case kMap:
 		for i, k := range n.keys {
-			ranges(m, dotted+"."+k, bracket+"."+k, n.vals[i])
+			p.ranges(m, dotted+"."+k, bracket+"."+k, n.vals[i], depth+1)
 		}
 	case kList:
 		for i, c := range n.vals {
-			ranges(m, fmt.Sprintf("%s.%d", dotted, i), fmt.Sprintf("%s[%d]", bracket, i), c)
+			p.ranges(m, dotted+"."+strconv.Itoa(i), bracket+"["+strconv.Itoa(i)+"]", c, depth+1)
 		}
 	}
 }
@@ -348,14 +371,14 @@ func (p *parser) outputs(sec *node) []*template.Output {
 	var out []*template.Output
 	for i, name := range sec.keys {
 		on := sec.vals[i]
-		p.logicalID(name, sec.keyRange(i), on.path)
+		p.logicalID(name, sec.keyRange(i), on.path())
 		if on.kind != kMap || on.get("Value") == nil {
-			p.diags = p.diags.Append(diag.Errorf(sec.keyRange(i), on.path, "output %s needs a Value", name))
+			p.diags = p.diags.Append(diag.Errorf(sec.keyRange(i), on.path(), "output %s needs a Value", name))
 			continue
 		}
 		for j, k := range on.keys {
 			if !outputKeys[k] {
-				p.diags = p.diags.Append(diag.Errorf(on.keyRange(j), on.vals[j].path, "unknown output attribute %s", k))
+				p.diags = p.diags.Append(diag.Errorf(on.keyRange(j), on.vals[j].path(), "unknown output attribute %s", k))
 			}
 		}
 		if c, _ := p.conditionOf(on); isFalse(c) {

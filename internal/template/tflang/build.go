@@ -1,7 +1,10 @@
 package tflang
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/addr"
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
 )
@@ -62,11 +66,11 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 		}
 		o := &template.Output{Name: name, Value: &exprValue{m: m, expr: a.Expr}, Range: rangeOf(b.DefRange)}
 		if da, ok := attrs["description"]; ok {
-			if v, d := da.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.String {
+			if v, d := m.static(da.Expr); !d.HasErrors() && v.Type() == cty.String {
 				o.Description = v.AsString()
 			}
 		}
-		if outputSensitive(attrs) {
+		if m.outputSensitive(attrs) {
 			o.Value = &exprValue{m: m, expr: a.Expr, sensitive: true}
 			o.Sensitive = true
 		}
@@ -89,12 +93,12 @@ func outputAttrs(b *hcl.Block) (hcl.Attributes, hcl.Diagnostics) {
 	return attrs, ds
 }
 
-func outputSensitive(attrs hcl.Attributes) bool {
+func (m *config) outputSensitive(attrs hcl.Attributes) bool {
 	sa, ok := attrs["sensitive"]
 	if !ok {
 		return false
 	}
-	v, d := sa.Expr.Value(nil)
+	v, d := m.static(sa.Expr)
 	return !d.HasErrors() && v.Type() == cty.Bool && !v.IsNull() && v.True()
 }
 
@@ -107,10 +111,37 @@ func (m *module) expandAll() []*module {
 	}
 	for _, n := range m.callOrder {
 		for _, c := range m.callInstances(n) {
+			if m.ld.over {
+				return out
+			}
 			out = append(out, c.expandAll()...)
 		}
 	}
 	return out
+}
+
+// charge counts n more resource or module instances of the stack at rng, and stops the
+// expansion (false, with a diagnostic) once they are too many or the request's time is up.
+func (ld *loader) charge(n int, rng hcl.Range) bool {
+	if ld.over {
+		return false
+	}
+	err := ld.b.Err()
+	if err == nil {
+		err = ld.stack.Resources(int64(n))
+	}
+	var ex *budget.Exceeded
+	if errors.As(err, &ex) && ex.Limit == "resources" {
+		c := *ex
+		c.What = "the stack's resource and module instances"
+		err = &c
+	}
+	if err != nil {
+		ld.over = true
+		ld.diags = append(ld.diags, stopDiag(err, rng))
+		return false
+	}
+	return true
 }
 
 // resourceInstances is the instance addresses of resource block k, expanded once.
@@ -130,6 +161,9 @@ func (m *module) resourceInstances(k string) []string {
 	ks, d := m.expandMeta(rb.count, rb.forEach)
 	delete(m.expanding, k)
 	m.ld.diags = append(m.ld.diags, d...)
+	if !m.ld.charge(len(ks), rb.block.DefRange) {
+		ks = nil
+	}
 	for _, ik := range ks {
 		insts = append(insts, instanceAddr(m.prefix+k, ik))
 	}
@@ -239,6 +273,7 @@ func instanceAddr(k string, ik key) string {
 // not be).
 func (m *module) expandMeta(count, forEach *hcl.Attribute) ([]key, hcl.Diagnostics) {
 	e := m.evaluator(nil, key{})
+	defer e.done()
 	switch {
 	case count != nil:
 		ctx, ds := e.context(count.Expr.Variables())
@@ -259,10 +294,17 @@ func (m *module) expandMeta(count, forEach *hcl.Attribute) ([]key, hcl.Diagnosti
 			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: count.Expr.Range().Ptr(),
 				Detail: "The given \"count\" argument value is unsuitable: a whole number is required."}}
 		}
-		n, acc := v.AsBigFloat().Int64()
-		if n < 0 || acc != 0 && !v.AsBigFloat().IsInt() {
+		bf := v.AsBigFloat()
+		if bf.Sign() < 0 || !bf.IsInt() {
 			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: count.Expr.Range().Ptr(),
 				Detail: "The given \"count\" argument value is unsuitable: must be a whole number greater than or equal to zero."}}
+		}
+		n, acc := bf.Int64()
+		if acc != big.Exact {
+			n = math.MaxInt64
+		}
+		if err := m.ld.b.Instances(n, "count"); err != nil {
+			return nil, hcl.Diagnostics{exceededDiag(err, count.Expr.Range())}
 		}
 		out := make([]key, n)
 		for i := range out {
@@ -292,6 +334,11 @@ func (m *module) expandMeta(count, forEach *hcl.Attribute) ([]key, hcl.Diagnosti
 				Detail: "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, the sensitive value could be exposed as a resource instance key."}}
 		}
 		var out []key
+		if !v.IsNull() && v.CanIterateElements() {
+			if err := m.ld.b.Instances(int64(v.LengthInt()), "for_each"); err != nil {
+				return nil, hcl.Diagnostics{exceededDiag(err, forEach.Expr.Range())}
+			}
+		}
 		switch {
 		case v.IsNull():
 		case ty.IsMapType() || ty.IsObjectType():
@@ -324,7 +371,7 @@ func (m *module) buildProviders(st *template.Stack, mods []*module, reqs []*temp
 			name := b.Labels[0]
 			content, remain, d := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "alias"}, {Name: "version"}}})
 			ds = append(ds, d...)
-			local := providerLocal(b)
+			local := mod.providerLocal(b)
 			_, alias, _ := strings.Cut(local, ".")
 			if _, ok := content.Attributes["alias"]; ok && alias == "" {
 				continue // reported by PartialContent or unusable

@@ -1,16 +1,19 @@
 package tflang
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/addr"
+	"github.com/cairn-dev/cairn/internal/budget"
 )
 
 // moduleCall is a module block. Only local sources ("./x", "../x") are supported: the
@@ -49,7 +52,7 @@ func (m *config) addCall(b *hcl.Block) hcl.Diagnostics {
 	c := &moduleCall{name: name, block: b, providers: map[string]string{}}
 	sa := content.Attributes["source"]
 	c.sourceRng = sa.Expr.Range()
-	v, d := sa.Expr.Value(nil)
+	v, d := m.static(sa.Expr)
 	if d.HasErrors() || v.Type() != cty.String || v.IsNull() {
 		return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid module source",
 			Detail: "The module source must be a literal string.", Subject: &c.sourceRng})
@@ -110,10 +113,10 @@ func traversalList(expr hcl.Expression) ([]hcl.Traversal, hcl.Diagnostics) {
 }
 
 // providerLocal is the configuration a provider block declares: "aws", or "aws.east" with an alias.
-func providerLocal(b *hcl.Block) string {
+func (m *config) providerLocal(b *hcl.Block) string {
 	content, _, _ := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "alias"}}})
 	if aa, ok := content.Attributes["alias"]; ok {
-		if v, d := aa.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.String && !v.IsNull() {
+		if v, d := m.static(aa.Expr); !d.HasErrors() && v.Type() == cty.String && !v.IsNull() {
 			return b.Labels[0] + "." + v.AsString()
 		}
 	}
@@ -122,10 +125,50 @@ func providerLocal(b *hcl.Block) string {
 
 // loader reads module directories from the configuration's files, each once.
 type loader struct {
-	p       *hclparse.Parser
+	b       *budget.Budget
+	parse   *budget.Meter // what parsing costs (see checkSource)
+	stack   *budget.Meter // the stack's resources and module instances
+	static  *budget.Budget
+	tables  *tablePool
 	files   map[string][]byte
 	configs map[string]*config
 	diags   hcl.Diagnostics // from expansions made on demand while evaluating
+	over    bool            // a budget stopped the expansion: expand nothing more
+}
+
+func newLoader(ctx context.Context, files map[string][]byte, root string) *loader {
+	b := budget.From(ctx)
+	return &loader{b: b, parse: b.Meter(), stack: b.Meter(), tables: &tablePool{files: files, root: root},
+		// static values are evaluated after the request too (outputs' sensitive): its limits, not its end
+		static: budget.From(budget.WithLimits(context.Background(), b.Limits())),
+		files:  files, configs: map[string]*config{}}
+}
+
+// parseFile parses a configuration or variables file: checked first (checkSource,
+// jsonDepth), then parsed once, then rewritten (see rewrite).
+func parseFile(src []byte, name string, m *budget.Meter) (*hcl.File, hcl.Diagnostics) {
+	if strings.HasSuffix(name, ".json") {
+		if ds := jsonDepth(src, name, m); ds.HasErrors() {
+			return nil, ds
+		}
+		f, ds := hcljson.Parse(src, name)
+		if f != nil {
+			f.Body = jsonBody{f.Body, m.Budget()}
+		}
+		return f, ds
+	}
+	s, ds := checkSource(src, name, hcl.InitialPos, lexConfig, m, 0)
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	f, ds := hclsyntax.ParseConfig(s.src, name, hcl.InitialPos)
+	if f != nil {
+		f.Bytes = src
+		if body, ok := f.Body.(*hclsyntax.Body); ok {
+			rewrite(body, s)
+		}
+	}
+	return f, ds
 }
 
 // configFiles lists the .tf and .tf.json files directly in dir, sorted.
@@ -151,16 +194,11 @@ func (ld *loader) load(dir string) (*config, hcl.Diagnostics) {
 		return nil, nil
 	}
 	c := newConfig(ld.files, dir)
+	c.staticB = ld.static
 	ld.configs[dir] = c
 	var hd hcl.Diagnostics
 	for _, name := range names {
-		var f *hcl.File
-		var ds hcl.Diagnostics
-		if strings.HasSuffix(name, ".json") {
-			f, ds = ld.p.ParseJSON(ld.files[name], name)
-		} else {
-			f, ds = ld.p.ParseHCL(ld.files[name], name)
-		}
+		f, ds := parseFile(ld.files[name], name, ld.parse)
 		hd = append(hd, ds...)
 		if f == nil {
 			continue
@@ -232,9 +270,18 @@ func (m *module) callInstances(name string) []*module {
 		m.ld.diags = append(m.ld.diags, d...)
 		return nil
 	}
+	depth := 1
+	for p := m; p.parent != nil; p = p.parent {
+		depth++
+	}
+	if err := m.ld.b.Depth(depth); err != nil {
+		m.ld.diags = append(m.ld.diags, exceededDiag(&budget.Exceeded{Limit: "depth", Max: int64(m.ld.b.Limits().Depth),
+			What: "module calls within module calls"}, c.block.DefRange))
+		return nil
+	}
 	keys, d := m.expandMeta(c.count, c.forEach)
 	m.ld.diags = append(m.ld.diags, d...)
-	if d.HasErrors() {
+	if d.HasErrors() || !m.ld.charge(len(keys), c.block.DefRange) {
 		return nil
 	}
 	deps := append(append([]string(nil), m.deps...), m.dependsOn(c.deps)...)
@@ -344,14 +391,8 @@ func ModuleDirs(read func(dir string) map[string][]byte) []string {
 	walk = func(rel string) {
 		files := read(rel)
 		c := newConfig(files, rel)
-		p := hclparse.NewParser()
 		for _, name := range configFiles(files, rel) {
-			var f *hcl.File
-			if strings.HasSuffix(name, ".json") {
-				f, _ = p.ParseJSON(files[name], name)
-			} else {
-				f, _ = p.ParseHCL(files[name], name)
-			}
+			f, _ := parseFile(files[name], name, budget.From(context.Background()).Meter())
 			if f == nil {
 				continue
 			}

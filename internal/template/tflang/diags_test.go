@@ -1,6 +1,7 @@
 package tflang
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -142,7 +143,7 @@ func TestDiagnostics(t *testing.T) {
 			if file == "" {
 				file = "b.tf"
 			}
-			st, ds := Parse(files("main.tf", main, file, tc.src), Options{})
+			st, ds := Parse(context.Background(), files("main.tf", main, file, tc.src), Options{})
 			if tc.eval {
 				if ds.HasErrors() {
 					t.Fatalf("%s\nParse: %v", tc.reason, ds.Err())

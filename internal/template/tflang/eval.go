@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/value"
@@ -36,15 +37,59 @@ type evaluator struct {
 
 // session is what one evaluation has computed, across the modules it passes through: local
 // values, a child module's variables (its call's arguments, evaluated in the caller) and
-// outputs, by module prefix and name.
+// outputs, by module prefix and name. It is bounded by one meter (elements and bytes built)
+// and by the budget of its scope's context, or of the parse without a scope.
 type session struct {
 	scope  template.Scope // nil: resources are unknown (count, for_each, validation)
 	values map[string]cty.Value
 	busy   map[string]bool
+	b      *budget.Budget
+	meter  *budget.Meter
+	table  *funcTable // taken from the loader's pool when first needed; done gives it back
+	depth  int        // values being computed within each other (a local using a local ...)
 }
 
+// evaluator starts an evaluation; call done when it is over.
 func (m *module) evaluator(scope template.Scope, k key) *evaluator {
-	return &evaluator{m: m, key: k, s: &session{scope: scope, values: map[string]cty.Value{}, busy: map[string]bool{}}}
+	b := m.ld.b
+	if scope != nil {
+		b = budget.From(scope.Context())
+	}
+	return &evaluator{m: m, key: k, s: &session{scope: scope, values: map[string]cty.Value{}, busy: map[string]bool{},
+		b: b, meter: b.Meter()}}
+}
+
+// done ends the evaluation: its function table goes back to the pool.
+func (e *evaluator) done() {
+	e.m.ld.tables.put(e.s.table)
+	e.s.table = nil
+}
+
+// nest enters the computation of a value within another, refusing nesting past the depth
+// limit and an evaluation whose time is up or whose request went away; call unnest after.
+func (e *evaluator) nest(rng hcl.Range) hcl.Diagnostics {
+	if err := e.s.b.Err(); err != nil {
+		return hcl.Diagnostics{stopDiag(err, rng)}
+	}
+	e.s.depth++
+	if err := e.s.b.Depth(e.s.depth); err != nil {
+		e.s.depth--
+		return hcl.Diagnostics{exceededDiag(&budget.Exceeded{Limit: "depth", Max: int64(e.s.b.Limits().Depth),
+			What: "values computed from one another"}, rng)}
+	}
+	return nil
+}
+
+func (e *evaluator) unnest() { e.s.depth-- }
+
+// stopDiag is the diagnostic of an evaluation stopped by err: its time is up (a budget) or
+// its request was cancelled.
+func stopDiag(err error, rng hcl.Range) *hcl.Diagnostic {
+	if budget.IsExceeded(err) {
+		return exceededDiag(err, rng)
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Evaluation stopped",
+		Detail: fmt.Sprintf("The request was cancelled: %s.", err), Subject: rng.Ptr()}
 }
 
 // in is an evaluator for module m within the same evaluation.
@@ -152,7 +197,10 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 	for root, m := range vars {
 		top[root] = cty.ObjectVal(m)
 	}
-	return &hcl.EvalContext{Variables: top, Functions: functions(e.m)}, ds
+	if e.s.table == nil {
+		e.s.table = e.m.ld.tables.get(e.s.meter)
+	}
+	return &hcl.EvalContext{Variables: top, Functions: e.s.table.fns}, ds
 }
 
 // eachValue is each.value of the evaluator's instance. Expansion knows the keys of for_each
@@ -170,6 +218,11 @@ func (e *evaluator) eachValue() (cty.Value, hcl.Diagnostics) {
 		if ds := e.enter(ck, k.forEach.Range()); ds.HasErrors() {
 			return cty.DynamicVal, ds
 		}
+		if ds := e.nest(k.forEach.Range()); ds.HasErrors() {
+			delete(e.s.busy, ck)
+			return cty.DynamicVal, ds
+		}
+		defer e.unnest()
 		ee := e.in(e.m, key{})
 		ctx, ds := ee.context(k.forEach.Variables())
 		if ds.HasErrors() {
@@ -258,6 +311,10 @@ func (e *evaluator) local(name string, rng hcl.Range) (cty.Value, hcl.Diagnostic
 		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cycle in local values",
 			Detail: fmt.Sprintf("local.%s refers to itself.", name), Subject: &rng}}
 	}
+	if ds := e.nest(rng); ds.HasErrors() {
+		return cty.DynamicVal, ds
+	}
+	defer e.unnest()
 	e.s.busy[ck] = true
 	defer delete(e.s.busy, ck)
 	ctx, ds := e.context(a.Expr.Variables())
@@ -279,6 +336,10 @@ type bodyExpr struct {
 // EvalSpec decodes the body with the provider's schema.
 func (b *bodyExpr) EvalSpec(s template.Scope, spec hcldec.Spec) (cty.Value, diag.Diagnostics) {
 	e := b.m.evaluator(s, b.key)
+	defer e.done()
+	if ds := e.nest(b.body.MissingItemRange()); ds.HasErrors() {
+		return cty.DynamicVal, convertDiags(ds, b.m.files)
+	}
 	ctx, ds := e.context(hcldec.Variables(b.body, spec))
 	if ds.HasErrors() {
 		return cty.DynamicVal, convertDiags(ds, b.m.files)
@@ -292,6 +353,10 @@ func (b *bodyExpr) EvalSpec(s template.Scope, spec hcldec.Spec) (cty.Value, diag
 // blocks of a resource (lifecycle, provisioner, connection) are not part of the body.
 func (b *bodyExpr) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 	e := b.m.evaluator(s, b.key)
+	defer e.done()
+	if ds := e.nest(b.body.MissingItemRange()); ds.HasErrors() {
+		return cty.DynamicVal, convertDiags(ds, b.m.files)
+	}
 	v, ds := e.decodeBody(b.body, true, nil)
 	return v, convertDiags(ds, b.m.files)
 }
@@ -411,6 +476,11 @@ func (e *evaluator) dynamicBlock(blk *hclsyntax.Block, iters map[string]cty.Valu
 		return nil, true, append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid dynamic for_each value",
 			Detail: fmt.Sprintf("Cannot use a %s value in for_each. An iterable collection is required.", v.Type().FriendlyName()), Subject: fe.Expr.Range().Ptr()})
 	}
+	// nested dynamic blocks multiply: each content is charged before it is made, as a body to
+	// decode costs (four times a for expression's element)
+	if err := e.s.meter.Elements(int64(v.LengthInt())*4*budget.IterationCost, "dynamic block"); err != nil {
+		return nil, true, append(ds, stopDiag(err, fe.Expr.Range()))
+	}
 	var out []cty.Value
 	for elems := v.ElementIterator(); elems.Next(); {
 		k, ev := elems.Element()
@@ -457,6 +527,10 @@ type exprValue struct {
 
 func (x *exprValue) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 	e := x.m.evaluator(s, key{})
+	defer e.done()
+	if ds := e.nest(x.expr.Range()); ds.HasErrors() {
+		return cty.DynamicVal, convertDiags(ds, x.m.files)
+	}
 	ctx, ds := e.context(x.expr.Variables())
 	if ds.HasErrors() {
 		return cty.DynamicVal, convertDiags(ds, x.m.files)

@@ -1,6 +1,7 @@
 package tflang
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -214,7 +215,7 @@ func TestForEachUnknownKeys(t *testing.T) {
 	}
 	for name, expr := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, ds := Parse(files("main.tf", `
+			_, ds := Parse(context.Background(), files("main.tf", `
 resource "time_static" "one" {}
 resource "time_static" "e" {
   for_each = { x = "ex" }

@@ -12,8 +12,10 @@ import (
 )
 
 // functions are the built-in functions: go-cty's standard library under terraform's names,
-// plus file() reading from the configuration's own files. FUNCTIONS.md lists them.
-func functions(m *module) map[string]function.Function {
+// plus file() reading from the configuration's own files, relative to the root module's
+// directory root (terraform's working directory). FUNCTIONS.md lists them. The evaluator
+// uses them wrapped with budget.WrapAll (see funcTable).
+func functions(files map[string][]byte, root string) map[string]function.Function {
 	fs := map[string]function.Function{
 		"abs": stdlib.AbsoluteFunc, "ceil": stdlib.CeilFunc, "floor": stdlib.FloorFunc, "log": stdlib.LogFunc,
 		"max": stdlib.MaxFunc, "min": stdlib.MinFunc, "parseint": stdlib.ParseIntFunc, "pow": stdlib.PowFunc,
@@ -42,8 +44,8 @@ func functions(m *module) map[string]function.Function {
 		Params: []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:   function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			p := path.Join(m.rootDir(), args[0].AsString()) // relative to the root module, as terraform's working directory
-			b, ok := m.files[p]
+			p := path.Join(root, args[0].AsString())
+			b, ok := files[p]
 			if !ok {
 				return cty.NilVal, function.NewArgErrorf(0, "no file exists at %q; this function works only with files that are distributed as part of the configuration source code", args[0].AsString())
 			}
@@ -51,14 +53,6 @@ func functions(m *module) map[string]function.Function {
 		},
 	})
 	return withMarkers(fs)
-}
-
-// rootDir is the root module's directory among the files: file() paths are relative to it.
-func (m *module) rootDir() string {
-	for m.parent != nil {
-		m = m.parent
-	}
-	return m.dir
 }
 
 func withMarkers(fs map[string]function.Function) map[string]function.Function {

@@ -1,6 +1,7 @@
 package tflang
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/cairn-dev/cairn/internal/addr"
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/value"
 )
@@ -24,6 +26,7 @@ type config struct {
 	reqs      []*template.ProviderRequirement
 	providers []*hcl.Block
 	provLocal map[string]bool // "aws", "aws.east": the provider configurations the module's blocks declare
+	staticB   *budget.Budget  // of static values; nil: the default limits
 	vars      map[string]*variable
 	varOrder  []string
 	locals    map[string]*hcl.Attribute
@@ -100,7 +103,7 @@ func (m *config) addBlock(b *hcl.Block) hcl.Diagnostics {
 		return m.addTerraform(b)
 	case "provider":
 		m.providers = append(m.providers, b)
-		m.provLocal[providerLocal(b)] = true
+		m.provLocal[m.providerLocal(b)] = true
 	case "variable":
 		return m.addVariable(b)
 	case "locals":
@@ -152,7 +155,7 @@ func (m *config) addTerraform(b *hcl.Block) hcl.Diagnostics {
 // addRequirement reads one required_providers entry: { source, version }, a bare version
 // string (legacy), or the array of such objects Huawei RFS .tf.json templates use.
 func (m *config) addRequirement(name string, a *hcl.Attribute) hcl.Diagnostics {
-	v, ds := requirementValue(a.Expr)
+	v, ds := m.requirementValue(a.Expr)
 	if ds.HasErrors() {
 		return ds
 	}
@@ -194,15 +197,15 @@ func (m *config) addRequirement(name string, a *hcl.Attribute) hcl.Diagnostics {
 
 // requirementValue evaluates a required_providers entry. configuration_aliases holds
 // references (aws.east), which have no value: they are checked and left out.
-func requirementValue(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
+func (m *config) requirementValue(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
 	pairs, d := hcl.ExprMap(expr)
 	if d.HasErrors() { // a version string, or the RFS array form
-		return expr.Value(nil)
+		return m.static(expr)
 	}
 	var ds hcl.Diagnostics
 	attrs := map[string]cty.Value{}
 	for _, p := range pairs {
-		k, d := p.Key.Value(nil)
+		k, d := m.static(p.Key)
 		ds = append(ds, d...)
 		if d.HasErrors() || k.Type() != cty.String || k.IsNull() {
 			continue
@@ -216,7 +219,7 @@ func requirementValue(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
 			}
 			continue
 		}
-		v, d := p.Value.Value(nil)
+		v, d := m.static(p.Value)
 		ds = append(ds, d...)
 		attrs[k.AsString()] = v
 	}
@@ -238,13 +241,13 @@ func (m *config) addVariable(b *hcl.Block) hcl.Diagnostics {
 		v.ty, v.def = ty, def
 	}
 	if a, ok := content.Attributes["default"]; ok {
-		dv, d := a.Expr.Value(nil)
+		dv, d := m.static(a.Expr)
 		ds = append(ds, d...)
 		v.dflt = dv
 	}
 	for _, key := range []string{"sensitive", "nullable"} {
 		if a, ok := content.Attributes[key]; ok {
-			bv, d := a.Expr.Value(nil)
+			bv, d := m.static(a.Expr)
 			ds = append(ds, d...)
 			if !d.HasErrors() && bv.Type() == cty.Bool && bv.IsKnown() && !bv.IsNull() {
 				if key == "sensitive" {
@@ -256,7 +259,7 @@ func (m *config) addVariable(b *hcl.Block) hcl.Diagnostics {
 		}
 	}
 	if a, ok := content.Attributes["description"]; ok {
-		if dv, d := a.Expr.Value(nil); !d.HasErrors() && dv.Type() == cty.String && !dv.IsNull() {
+		if dv, d := m.static(a.Expr); !d.HasErrors() && dv.Type() == cty.String && !dv.IsNull() {
 			v.desc = dv.AsString()
 		}
 	}
@@ -310,7 +313,7 @@ func (m *config) addResource(b *hcl.Block) hcl.Diagnostics {
 	}
 	for _, lb := range content.Blocks {
 		if lb.Type == "lifecycle" {
-			ds = append(ds, r.lifecycle.read(lb)...)
+			ds = append(ds, r.lifecycle.read(m, lb)...)
 		}
 	}
 	m.resources[key] = r
@@ -318,12 +321,12 @@ func (m *config) addResource(b *hcl.Block) hcl.Diagnostics {
 	return ds
 }
 
-func (l *lifecycle) read(b *hcl.Block) hcl.Diagnostics {
+func (l *lifecycle) read(m *config, b *hcl.Block) hcl.Diagnostics {
 	attrs, ds := b.Body.JustAttributes()
 	for name, a := range attrs {
 		switch name {
 		case "create_before_destroy", "prevent_destroy":
-			v, d := a.Expr.Value(nil)
+			v, d := m.static(a.Expr)
 			ds = append(ds, d...)
 			if !d.HasErrors() && v.Type() == cty.Bool && !v.IsNull() {
 				if name == "prevent_destroy" {
@@ -406,15 +409,36 @@ func (v *variable) convert(val cty.Value) (cty.Value, error) {
 	return out, nil
 }
 
-// rawVar parses a -var or TF_VAR_ value as terraform does: a literal string for primitive
-// and unconstrained types, an HCL expression otherwise.
-func (v *variable) raw(s, name string) (cty.Value, hcl.Diagnostics) {
+// raw parses a -var or TF_VAR_ value of v as terraform does: a literal string for primitive
+// and unconstrained types, an HCL expression otherwise, checked as files are.
+func (m *config) raw(v *variable, s, name string) (cty.Value, hcl.Diagnostics) {
 	if v.ty.IsPrimitiveType() || v.ty == cty.DynamicPseudoType {
 		return cty.StringVal(s), nil
 	}
-	expr, ds := hclsyntax.ParseExpression([]byte(s), name, hcl.InitialPos)
+	src, ds := checkSource([]byte(s), name, hcl.InitialPos, lexExpression, m.budget().Meter(), 0)
 	if ds.HasErrors() {
 		return cty.NilVal, ds
 	}
-	return expr.Value(nil)
+	expr, ds := hclsyntax.ParseExpression(src.src, name, hcl.InitialPos)
+	if ds.HasErrors() {
+		return cty.NilVal, ds
+	}
+	rewrite(expr, src)
+	return m.static(expr)
+}
+
+func (m *config) budget() *budget.Budget {
+	if m.staticB == nil {
+		return budget.From(context.Background())
+	}
+	return m.staticB
+}
+
+// static evaluates a value that may reference nothing and call no function (see
+// staticContext). JSON strings stay literal there, as hcljson does without a context.
+func (m *config) static(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
+	if _, native := expr.(hclsyntax.Expression); !native {
+		return expr.Value(nil)
+	}
+	return expr.Value(staticContext(m.budget().Meter()))
 }

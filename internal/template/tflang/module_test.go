@@ -1,6 +1,7 @@
 package tflang
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path"
@@ -57,7 +58,7 @@ func moduleFixture(t *testing.T, root string) map[string][]byte {
 // moduleParse parses a fixture and fails the test on any error.
 func moduleParse(t *testing.T, fs map[string][]byte) *template.Stack {
 	t.Helper()
-	st, ds := Parse(fs, Options{})
+	st, ds := Parse(context.Background(), fs, Options{})
 	if ds.HasErrors() {
 		t.Fatalf("Parse: %v", ds.Err())
 	}
@@ -74,6 +75,8 @@ func (s moduleScope) Resource(name string) (template.ResourceValue, bool) {
 	}
 	return template.ResourceValue{ID: cty.UnknownVal(cty.String), Outputs: v}, true
 }
+
+func (moduleScope) Context() context.Context { return context.Background() }
 
 func moduleEval(t *testing.T, x template.Expr, s template.Scope) cty.Value {
 	t.Helper()
@@ -324,7 +327,7 @@ func TestModuleErrors(t *testing.T) {
 			for k, v := range tc.files {
 				fs[k] = []byte(v)
 			}
-			st, ds := Parse(fs, Options{})
+			st, ds := Parse(context.Background(), fs, Options{})
 			if !ds.HasErrors() {
 				t.Fatalf("%s\nParse: no error, want %q", tc.reason, tc.summary)
 			}
@@ -350,7 +353,7 @@ func TestModuleExpansionErrorMentionsAddress(t *testing.T) {
 		"main.tf":   []byte("resource \"time_static\" \"r\" {}\nmodule \"m\" {\n  source = \"./m\"\n  count = length(time_static.r.id)\n}\n"),
 		"m/main.tf": []byte(""),
 	}
-	_, ds := Parse(fs, Options{})
+	_, ds := Parse(context.Background(), fs, Options{})
 	if !ds.HasErrors() || ds[0].Summary != "Invalid count argument" || path.Base(ds[0].Range.Filename) != "main.tf" {
 		t.Errorf("Parse: %v, want Invalid count argument at main.tf", ds.Err())
 	}

@@ -7,12 +7,14 @@
 package tflang
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclparse"
 
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
@@ -55,9 +57,13 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 // variables. Keys of files are slash-separated paths relative to the directory the
 // configuration is read from (opts.Dir is the root module's directory among them); a local
 // module called with source "../shared" from the root has its files under "../shared/".
-func Parse(files map[string][]byte, opts Options) (*template.Stack, diag.Diagnostics) {
-	ld := &loader{p: hclparse.NewParser(), files: files, configs: map[string]*config{}}
+//
+// ctx carries the budget (internal/budget) of the parse and of the evaluations it makes
+// (count, for_each, locals they use, validations); a template.Scope's Context carries that of
+// later evaluations. Exceeding it is a diagnostic naming the limit.
+func Parse(ctx context.Context, files map[string][]byte, opts Options) (*template.Stack, diag.Diagnostics) {
 	dir := cleanDir(opts.Dir)
+	ld := newLoader(ctx, files, dir)
 	cfg, hd := ld.load(dir)
 	if cfg == nil {
 		cfg = newConfig(files, dir)
@@ -70,17 +76,24 @@ func Parse(files map[string][]byte, opts Options) (*template.Stack, diag.Diagnos
 }
 
 // convertDiags turns HCL diagnostics into cairn's, each with its file, line and column, and
-// the offending source line in the detail as terraform shows it.
+// the offending source line in the detail as terraform shows it. A file's lines are indexed
+// once, however many diagnostics it has.
 func convertDiags(in hcl.Diagnostics, files map[string][]byte) diag.Diagnostics {
 	var out diag.Diagnostics
+	lines := map[string][]int{}
 	for _, d := range in {
+		d = userDiag(d)
 		cd := diag.Diagnostic{Summary: d.Summary, Detail: d.Detail}
 		if d.Severity == hcl.DiagWarning {
 			cd.Severity = diag.Warning
 		}
 		if d.Subject != nil {
 			cd.Range = diag.Range{Filename: d.Subject.Filename, Line: d.Subject.Start.Line, Column: d.Subject.Start.Column}
-			if line := sourceLine(files[d.Subject.Filename], d.Subject.Start.Line); line != "" {
+			src, ok := files[d.Subject.Filename]
+			if _, indexed := lines[d.Subject.Filename]; ok && !indexed {
+				lines[d.Subject.Filename] = lineStarts(src)
+			}
+			if line := sourceLine(src, lines[d.Subject.Filename], d.Subject.Start.Line); line != "" {
 				cd.Detail = strings.TrimSpace(fmt.Sprintf("%s\n\n  %d: %s", cd.Detail, d.Subject.Start.Line, line))
 			}
 		}
@@ -89,12 +102,39 @@ func convertDiags(in hcl.Diagnostics, files map[string][]byte) diag.Diagnostics 
 	return out
 }
 
-func sourceLine(src []byte, n int) string {
-	lines := strings.Split(string(src), "\n")
-	if n < 1 || n > len(lines) {
+// lineStarts is the offset of each line of src.
+func lineStarts(src []byte) []int {
+	starts := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// maxSourceLine bounds the source line a diagnostic quotes.
+const maxSourceLine = 300
+
+// sourceLine is line n of src (1-based), from its line index.
+func sourceLine(src []byte, starts []int, n int) string {
+	if n < 1 || n > len(starts) {
 		return ""
 	}
-	return strings.TrimRight(lines[n-1], "\r")
+	i := n - 1
+	end := len(src)
+	if i+1 < len(starts) {
+		end = starts[i+1] - 1
+	}
+	line := bytes.TrimRight(src[starts[i]:end], "\r")
+	if len(line) > maxSourceLine {
+		cut := maxSourceLine
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		return string(line[:cut]) + " …"
+	}
+	return string(line)
 }
 
 func rangeOf(r hcl.Range) diag.Range {

@@ -1,6 +1,7 @@
 package tflang
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,7 +26,7 @@ func files(kv ...string) map[string][]byte {
 // mustParse parses and fails the test on any error diagnostic.
 func mustParse(t *testing.T, fs map[string][]byte, opts Options) *template.Stack {
 	t.Helper()
-	st, ds := Parse(fs, opts)
+	st, ds := Parse(context.Background(), fs, opts)
 	if ds.HasErrors() {
 		t.Fatalf("Parse: %v", ds.Err())
 	}
@@ -39,6 +40,8 @@ func (s scope) Resource(name string) (template.ResourceValue, bool) {
 	v, ok := s[name]
 	return template.ResourceValue{ID: cty.UnknownVal(cty.String), Outputs: v}, ok
 }
+
+func (scope) Context() context.Context { return context.Background() }
 
 // eval evaluates e and fails the test on any error diagnostic.
 func eval(t *testing.T, e template.Expr, s template.Scope) cty.Value {

@@ -39,6 +39,10 @@ func (e *evaluator) variable(name string, rng hcl.Range) (cty.Value, hcl.Diagnos
 			return cty.DynamicVal, ds
 		}
 		defer delete(e.s.busy, ck)
+		if ds = e.nest(rng); ds.HasErrors() {
+			return cty.DynamicVal, ds
+		}
+		defer e.unnest()
 		pe := e.in(m.parent, m.callKey)
 		ctx, d := pe.context(a.Expr.Variables())
 		ds = append(ds, d...)
@@ -164,13 +168,17 @@ func (e *evaluator) output(name string, rng hcl.Range) (cty.Value, hcl.Diagnosti
 		return cty.DynamicVal, ds
 	}
 	defer delete(e.s.busy, ck)
+	if ds := e.nest(rng); ds.HasErrors() {
+		return cty.DynamicVal, ds
+	}
+	defer e.unnest()
 	ctx, ds := e.context(a.Expr.Variables())
 	if ds.HasErrors() {
 		return cty.DynamicVal, ds
 	}
 	v, d := a.Expr.Value(ctx)
 	ds = append(ds, d...)
-	if outputSensitive(attrs) && v != cty.NilVal {
+	if e.m.outputSensitive(attrs) && v != cty.NilVal {
 		v = value.Secret(v)
 	}
 	e.s.values[ck] = v

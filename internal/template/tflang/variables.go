@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/template"
@@ -29,7 +28,7 @@ func (m *module) bindVariables(opts Options, st *template.Stack) hcl.Diagnostics
 	}
 	for _, name := range sortedKeys(opts.Env) {
 		if v, ok := m.vars[name]; ok { // unknown TF_VAR_ names are ignored, as terraform does
-			val, d := v.raw(opts.Env[name], "TF_VAR_"+name)
+			val, d := m.raw(v, opts.Env[name], "TF_VAR_"+name)
 			ds = append(ds, d...)
 			raw[name] = val
 		}
@@ -48,7 +47,6 @@ func (m *module) bindVariables(opts Options, st *template.Stack) hcl.Diagnostics
 	}
 	sort.Strings(auto)
 	files = append(append(files, auto...), opts.VarFiles...)
-	p := hclparse.NewParser()
 	for _, name := range files {
 		src, ok := m.files[name]
 		if !ok {
@@ -56,13 +54,7 @@ func (m *module) bindVariables(opts Options, st *template.Stack) hcl.Diagnostics
 				Detail: fmt.Sprintf("Given variables file %s does not exist.", name)})
 			continue
 		}
-		var f *hcl.File
-		var d hcl.Diagnostics
-		if strings.HasSuffix(name, ".json") {
-			f, d = p.ParseJSON(src, name)
-		} else {
-			f, d = p.ParseHCL(src, name)
-		}
+		f, d := parseFile(src, name, m.ld.parse)
 		ds = append(ds, d...)
 		if f == nil {
 			continue
@@ -70,7 +62,7 @@ func (m *module) bindVariables(opts Options, st *template.Stack) hcl.Diagnostics
 		attrs, d := f.Body.JustAttributes()
 		ds = append(ds, d...)
 		for n, a := range attrs {
-			v, d := a.Expr.Value(nil)
+			v, d := m.static(a.Expr)
 			ds = append(ds, d...)
 			set(n, v, &a.NameRange)
 		}
@@ -81,7 +73,7 @@ func (m *module) bindVariables(opts Options, st *template.Stack) hcl.Diagnostics
 			set(name, cty.NilVal, nil)
 			continue
 		}
-		val, d := v.raw(opts.Vars[name], "-var "+name)
+		val, d := m.raw(v, opts.Vars[name], "-var "+name)
 		ds = append(ds, d...)
 		raw[name] = val
 	}
@@ -138,6 +130,7 @@ func (m *module) validate(name string) hcl.Diagnostics {
 		ds = append(ds, d...)
 		v, d := cond.Expr.Value(ctx)
 		ds = append(ds, d...)
+		defer e.done()
 		if d.HasErrors() || !v.IsKnown() || v.IsNull() {
 			continue
 		}

@@ -1,6 +1,7 @@
 package tflang
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -229,7 +230,7 @@ func TestVariableErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			st, ds := Parse(tc.files, tc.opts)
+			st, ds := Parse(context.Background(), tc.files, tc.opts)
 			if st != nil {
 				t.Errorf("%s\nParse returned a stack despite errors", tc.reason)
 			}

@@ -1,0 +1,66 @@
+package budget
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+)
+
+func rangeOf(n int) cty.Value {
+	vals := make([]cty.Value, n)
+	for i := range vals {
+		vals[i] = cty.NumberIntVal(int64(i))
+	}
+	return cty.ListVal(vals)
+}
+
+// TestSetproductPrecheck: setproduct is refused before it runs only when every argument is
+// known (the product is then built); an unknown argument makes the result unknown and an
+// empty one makes it empty, whatever the others' sizes.
+func TestSetproductPrecheck(t *testing.T) {
+	big := rangeOf(1000)
+	cases := map[string]struct {
+		reason string
+		args   []cty.Value
+		refuse bool
+	}{
+		"Known": {reason: "1000³ tuples are built.", args: []cty.Value{big, big, big}, refuse: true},
+		"Unknown": {reason: "A preview: the third size is known only after apply.",
+			args: []cty.Value{big, big, cty.UnknownVal(cty.List(cty.Number))}},
+		"UnknownElements": {reason: "A list of unknown elements has its length: 1000² × 3 tuples would be built.",
+			args: []cty.Value{big, big, cty.ListVal([]cty.Value{cty.UnknownVal(cty.Number), cty.UnknownVal(cty.Number), cty.UnknownVal(cty.Number)})}, refuse: true},
+		"Empty": {reason: "An empty argument: an empty product.", args: []cty.Value{big, big, cty.ListValEmpty(cty.Number)}},
+		"Small": {reason: "Well within the limit.", args: []cty.Value{rangeOf(10), rangeOf(10)}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := From(context.Background()).Meter()
+			f := Wrap("setproduct", stdlib.SetProductFunc, func() *Meter { return m })
+			_, err := f.Call(tc.args)
+			if got := IsExceeded(err); got != tc.refuse {
+				t.Errorf("%s\nsetproduct: %v; refused %v, want %v", tc.reason, err, got, tc.refuse)
+			}
+		})
+	}
+}
+
+// TestCountFunction: a for expression's collection costs IterationCost elements per element,
+// unknown and null collections nothing, and it is returned unchanged.
+func TestCountFunction(t *testing.T) {
+	ctx, stop := With(context.Background(), Limits{Elements: 10 * IterationCost})
+	defer stop()
+	m := From(ctx).Meter()
+	f := CountFunction(func() *Meter { return m })
+	for _, v := range []cty.Value{rangeOf(6), cty.UnknownVal(cty.List(cty.Number)), cty.NullVal(cty.List(cty.Number))} {
+		got, err := f.Call([]cty.Value{v})
+		if err != nil || !got.RawEquals(v) {
+			t.Fatalf("count(%#v) = %#v, %v; want it unchanged", v, got, err)
+		}
+	}
+	if _, err := f.Call([]cty.Value{rangeOf(5)}); err == nil || !strings.Contains(err.Error(), "for expression: exceeds the elements limit") {
+		t.Errorf("11 elements of for expressions with room for 10: %v, want the elements limit", err)
+	}
+}

@@ -1,0 +1,174 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/provider/providertest"
+	"github.com/cairn-dev/cairn/internal/state"
+)
+
+// blockingB is a provider whose create of B never returns until its engine stops: the stand-in
+// for a step that kills the server every time it runs.
+func blockingB(started chan<- struct{}) *providertest.Fake {
+	return &providertest.Fake{CreateFn: func(ctx context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
+		if req.Resource.Name == "B" {
+			started <- struct{}{}
+			<-ctx.Done()
+			return provider.CreateResponse{}, ctx.Err()
+		}
+		return provider.CreateResponse{ID: req.Resource.Name + "-1", Outputs: req.Props}, nil
+	}}
+}
+
+func engineOn(t *testing.T, store state.Store, fake provider.Provider, o engine.Options) *engine.Engine {
+	t.Helper()
+	reg := provider.NewRegistry()
+	reg.Register("Test::*", fake)
+	o.Store, o.Providers = store, reg
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = 300 * time.Millisecond
+	}
+	e, err := engine.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	return e
+}
+
+// TestCrashLoopBreaker: an operation that dies at the same step every time it is resumed is
+// failed, naming the step, on the resumption after MaxResumes; the stack can then be deleted.
+func TestCrashLoopBreaker(t *testing.T) {
+	started := make(chan struct{}, 10)
+	h := newHarness(t, blockingB(started))
+	op, err := h.e.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	h.e.Shutdown(context.Background()) // dies at B
+	for i := range 3 {                 // resumed, and dies at B again, three times
+		e := engineOn(t, h.store, blockingB(started), engine.Options{})
+		if err := e.Resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("resumption %d did not reach B", i+1)
+		}
+		e.Shutdown(context.Background())
+	}
+	e := engineOn(t, h.store, blockingB(started), engine.Options{})
+	if err := e.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, err := e.Wait(ctx, op.ID)
+	if err != nil || got.Status != state.Failed {
+		t.Fatalf("the fourth resumption: %+v, %v; want the operation failed by the breaker", got, err)
+	}
+	if !strings.Contains(got.StatusReason, "3 times in a row") || !strings.Contains(got.StatusReason, "create/B") {
+		t.Errorf("reason %q must say how often and at which step", got.StatusReason)
+	}
+	if got.StackStatus != "CREATE_FAILED" {
+		t.Errorf("stack status %s, want CREATE_FAILED", got.StackStatus)
+	}
+	select {
+	case <-started:
+		t.Errorf("the breaker ran the step again")
+	default:
+	}
+	del, err := e.Delete(context.Background(), "s", api.DeleteRequest{})
+	if err != nil {
+		t.Fatalf("delete after the breaker: %v", err)
+	}
+	if got, _ := e.Wait(ctx, del.ID); got.Status != state.Succeeded {
+		t.Errorf("delete after the breaker: %+v", got)
+	}
+}
+
+// TestProgressResetsTheBreaker: resumptions that each let a step finish are not a crash loop.
+func TestProgressResetsTheBreaker(t *testing.T) {
+	started := make(chan struct{}, 10)
+	h := newHarness(t, blockingB(started))
+	op, err := h.e.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	h.e.Shutdown(context.Background())
+	e := engineOn(t, h.store, &providertest.Fake{}, engine.Options{MaxResumes: 1})
+	if err := e.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if got, _ := e.Wait(ctx, op.ID); got.Status != state.Succeeded {
+		t.Fatalf("a first resumption that makes progress: %+v, want succeeded", got)
+	}
+}
+
+// TestDeadOwnerIsTakenOverAtOnce: a lease whose holder is known to be dead (the CLI process
+// that was killed) is taken over without waiting for it to expire.
+func TestDeadOwnerIsTakenOverAtOnce(t *testing.T) {
+	started := make(chan struct{}, 10)
+	h := newHarness(t, blockingB(started))
+	first := engineOn(t, h.store, blockingB(started), engine.Options{LeaseTTL: time.Hour})
+	op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	first.Shutdown(context.Background()) // its lease has an hour left
+	e := engineOn(t, h.store, &providertest.Fake{}, engine.Options{LeaseTTL: time.Hour,
+		OwnerAlive: func(string) bool { return false }})
+	if err := e.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if got, _ := e.Wait(ctx, op.ID); got.Status != state.Succeeded {
+		t.Fatalf("resumption of a dead holder's operation: %+v, want succeeded well before the hour", got)
+	}
+}
+
+// TestCancelWhileResuming: cancelling an operation that a restarted server is still claiming
+// (or that no server runs yet) is accepted, and the operation ends cancelled.
+func TestCancelWhileResuming(t *testing.T) {
+	for name, resume := range map[string]bool{"BeingResumed": true, "NotYetResumed": false} {
+		t.Run(name, func(t *testing.T) {
+			started := make(chan struct{}, 10)
+			h := newHarness(t, blockingB(started))
+			first := engineOn(t, h.store, blockingB(started), engine.Options{LeaseTTL: 2 * time.Second})
+			op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-started
+			first.Shutdown(context.Background())
+			e := engineOn(t, h.store, &providertest.Fake{}, engine.Options{OwnerAlive: func(string) bool { return resume }})
+			if resume {
+				if err := e.Resume(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := e.Cancel(context.Background(), "s"); err != nil {
+				t.Fatalf("Cancel right after a restart: %v", err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			got, _ := e.Wait(ctx, op.ID)
+			if got.Status != state.Failed || !strings.Contains(got.StatusReason+got.StackStatus, "ROLLBACK") && !strings.Contains(got.StatusReason, "cancel") {
+				t.Errorf("after Cancel: %+v, want the operation failed by the cancel", got)
+			}
+		})
+	}
+}

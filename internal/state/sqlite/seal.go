@@ -1,0 +1,256 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/state"
+)
+
+// sealedTable lists a table's columns that may hold a user's secret values (NoEcho
+// parameters and response data, sensitive Terraform values, provider configuration and
+// private state, the response-URL key) and the key columns that bind their blobs to the row.
+// Every one is sealed before it is written and opened after it is read, so neither the file
+// nor its WAL ever holds them in clear. A migration that changes a key column's values must
+// re-seal the row's blobs.
+type sealedTable struct {
+	table string
+	key   []string // TEXT columns naming the row, in the order seal and open pass them
+	cols  []string
+}
+
+var sealedTables = []sealedTable{
+	{"stacks", []string{"name"}, []string{"parameters", "outputs", "template", "providers"}},
+	{"resources", []string{"stack", "name"}, []string{"props", "outputs", "private"}},
+	// Bound to what names the entry rather than to seq, which AUTOINCREMENT assigns only
+	// after the blob is sealed.
+	{"journal", []string{"operation", "stack", "step", "phase", "token"}, []string{"detail"}},
+	{"operations", []string{"id"}, []string{"request"}},
+	{"custom_requests", []string{"id"}, []string{"body", "response"}},
+	{"keys", []string{"name"}, []string{"value"}},
+	// Not sealed: functions (no column holds secrets: the API shows them all; a function
+	// environment, when it comes, must be sealed), the registry, and events (their text is
+	// what the API shows, with secrets masked).
+}
+
+// checkKey is a keys row sealed with the ring. Its presence says every sealed column has been
+// sealed; opening it proves, at Open, that the ring is the database's.
+const checkKey = "secrets-check"
+
+var checkValue = []byte("cairn sealed state")
+
+// ad is the associated data of a blob of table.col in the row named by key.
+func ad(table, col string, key ...string) []byte {
+	b := make([]byte, 0, 64)
+	for _, p := range append([]string{table, col}, key...) {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	return b
+}
+
+// seal seals b for table.col of the row key; nil stays nil (NULL).
+func (s *Store) seal(b []byte, table, col string, key ...string) []byte {
+	if b == nil {
+		return nil
+	}
+	return s.ring.Load().Seal(b, ad(table, col, key...))
+}
+
+// open replaces the sealed *b of table.col of the row key by its plaintext; nil stays nil.
+func (s *Store) open(b *[]byte, table, col string, key ...string) error {
+	if *b == nil {
+		return nil
+	}
+	pt, err := s.ring.Load().Open(*b, ad(table, col, key...))
+	if err != nil {
+		return fmt.Errorf("cannot open %s.%s of %s: %w", table, col, strings.Join(key, " "), err)
+	}
+	*b = pt
+	return nil
+}
+
+func (s *Store) openStack(st *state.Stack) error {
+	key := state.StackKey(st.Tenant, st.Name)
+	return errors.Join(s.open(&st.Parameters, "stacks", "parameters", key), s.open(&st.Outputs, "stacks", "outputs", key),
+		s.open(&st.Template, "stacks", "template", key), s.open(&st.Providers, "stacks", "providers", key))
+}
+
+func (s *Store) openResource(r *state.Resource) error {
+	return errors.Join(s.open(&r.Props, "resources", "props", r.Stack, r.Name),
+		s.open(&r.Outputs, "resources", "outputs", r.Stack, r.Name), s.open(&r.Private, "resources", "private", r.Stack, r.Name))
+}
+
+func (s *Store) openEntry(e *state.JournalEntry) error {
+	return s.open(&e.Detail, "journal", "detail", e.Operation, e.Stack, e.Step, e.Phase, e.Token)
+}
+
+func (s *Store) openOp(op *state.Operation) error {
+	return s.open(&op.Request, "operations", "request", op.ID)
+}
+
+func (s *Store) openCR(r *state.CustomRequest) error {
+	return errors.Join(s.open(&r.Body, "custom_requests", "body", r.ID), s.open(&r.Response, "custom_requests", "response", r.ID))
+}
+
+// openAll opens every element of vs.
+func openAll[T any](vs []T, open func(*T) error) error {
+	for i := range vs {
+		if err := open(&vs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sealAtOpen checks that the ring opens the database's check row or, in a database that has
+// none (new, or written before cairn sealed secrets), seals every plaintext value in one
+// transaction and writes the row. After sealing plaintext it VACUUMs and truncates the WAL,
+// so that no page of the file or the WAL keeps the plaintext.
+func (s *Store) sealAtOpen(ctx context.Context) error {
+	ring := s.ring.Load()
+	var sealed int
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var check []byte
+		err := tx.QueryRowContext(ctx, `SELECT value FROM keys WHERE name = ?`, checkKey).Scan(&check)
+		if err == nil {
+			if _, err := ring.Open(check, ad("keys", "value", checkKey)); err != nil {
+				return fmt.Errorf("the secrets key does not open this database (%w): give the key it was sealed with", err)
+			}
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if sealed, err = reseal(ctx, tx, ring, true); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO keys (name, value) VALUES (?, ?)`, checkKey,
+			ring.Seal(checkValue, ad("keys", "value", checkKey)))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("cannot seal secrets: %w", err)
+	}
+	if sealed > 0 {
+		return s.scrub(ctx)
+	}
+	return nil
+}
+
+// scrub rewrites the file without its free pages (VACUUM) and empties the WAL, so that values
+// overwritten or re-sealed leave no copy in either.
+func (s *Store) scrub(ctx context.Context) error {
+	for _, q := range []string{`VACUUM`, `PRAGMA wal_checkpoint(TRUNCATE)`} {
+		if _, err := s.w.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("cannot scrub the database (%s): %w", q, err)
+		}
+	}
+	return nil
+}
+
+// Reseal re-seals every sealed value with ring's first key, in one transaction, then scrubs
+// the file and the WAL of the blobs it replaced; from then on the store seals with ring. ring
+// must also hold the key the values are sealed with (secrets.Keyring.Rotate). It returns how
+// many values it re-sealed. Run it on a store opened with Options.Exclusive: another process
+// holding the old ring would go on sealing with the old key.
+func (s *Store) Reseal(ctx context.Context, ring *secrets.Keyring) (int, error) {
+	var n int
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = reseal(ctx, tx, ring, false)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("cannot re-seal secrets: %w", err)
+	}
+	s.ring.Store(ring)
+	return n, s.scrub(ctx)
+}
+
+// reseal seals every value of the sealed columns with ring's first key, unless it is sealed
+// with it already. With plain, a value that does not open is taken for plaintext (a database
+// sealed for the first time); without, it is an error.
+func reseal(ctx context.Context, tx *sql.Tx, ring *secrets.Keyring, plain bool) (int, error) {
+	n := 0
+	for _, t := range sealedTables {
+		m, err := resealTable(ctx, tx, ring, t, plain)
+		if err != nil {
+			return n, fmt.Errorf("table %s: %w", t.table, err)
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// resealTable reseals one table in batches of rows, so that memory stays bounded and no row is
+// updated while the query that read it is still open.
+func resealTable(ctx context.Context, tx *sql.Tx, ring *secrets.Keyring, t sealedTable, plain bool) (int, error) {
+	const batch = 256
+	type update struct {
+		rowid int64
+		col   string
+		blob  []byte
+	}
+	query := `SELECT rowid, ` + strings.Join(t.key, ", ") + `, ` + strings.Join(t.cols, ", ") + ` FROM ` + t.table +
+		` WHERE rowid > ? ORDER BY rowid LIMIT ?`
+	n := 0
+	for last := int64(-1 << 63); ; {
+		var ups []update
+		rows, err := tx.QueryContext(ctx, query, last, batch)
+		if err != nil {
+			return n, err
+		}
+		count := 0
+		for rows.Next() {
+			count++
+			key := make([]string, len(t.key))
+			blobs := make([][]byte, len(t.cols))
+			dest := []any{&last}
+			for i := range key {
+				dest = append(dest, &key[i])
+			}
+			for i := range blobs {
+				dest = append(dest, &blobs[i])
+			}
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return n, err
+			}
+			for i, b := range blobs {
+				if b == nil {
+					continue
+				}
+				a := ad(t.table, t.cols[i], key...)
+				pt, err := ring.Open(b, a)
+				switch id, _ := secrets.KeyID(b); {
+				case err == nil && id == ring.PrimaryID():
+					continue
+				case err != nil && !plain:
+					rows.Close()
+					return n, fmt.Errorf("cannot open %s of %s: %w", t.cols[i], strings.Join(key, " "), err)
+				case err != nil:
+					pt = b
+				}
+				ups = append(ups, update{last, t.cols[i], ring.Seal(pt, a)})
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return n, err
+		}
+		for _, u := range ups {
+			if _, err := tx.ExecContext(ctx, `UPDATE `+t.table+` SET `+u.col+` = ? WHERE rowid = ?`, u.blob, u.rowid); err != nil {
+				return n, err
+			}
+		}
+		n += len(ups)
+		if count < batch {
+			return n, nil
+		}
+	}
+}
