@@ -45,8 +45,9 @@ func Charge(m *Meter, v cty.Value, what string) error {
 // Wrap returns f with its work bounded by the meter that meter returns at each call: before
 // the call, the arguments of functions whose result can be far larger than their arguments
 // (setproduct, range, format widths, indent, join's separator, replace, bcrypt's cost,
-// jsondecode/yamldecode nesting and aliases) are checked against the limits; after it, the
-// result is charged. name is the function's name in the language.
+// jsondecode/yamldecode nesting and aliases) and of functions that copy what their arguments
+// share (see aliasing) are checked against the limits; after it, the result is charged. name
+// is the function's name in the language.
 func Wrap(name string, f function.Function, meter func() *Meter) function.Function {
 	spec := &function.Spec{
 		Description: f.Description(),
@@ -114,6 +115,9 @@ func CountFunction(meter func() *Meter) function.Function {
 const maxBcryptCost = 14
 
 func precheck(m *Meter, name string, args []cty.Value) error {
+	if err := aliasing(m, name, args); err != nil {
+		return err
+	}
 	known := func(i int) (cty.Value, bool) {
 		if i >= len(args) {
 			return cty.NilVal, false

@@ -18,6 +18,10 @@ import (
 // MaxCodeBytes bounds a function's unpacked code, as Lambda's 250 MB.
 const MaxCodeBytes = 250 << 20
 
+// MaxCodeEntries bounds the files, directories and links of a function's code: a million empty
+// files stay under MaxCodeBytes but not under the inodes and time of a shared server.
+const MaxCodeEntries = 50_000
+
 // ZipDir packs a code directory for Create: regular files with their modes, directories,
 // and symbolic links that stay inside dir (node_modules/.bin); others are refused.
 func ZipDir(dir string) ([]byte, error) {
@@ -113,6 +117,9 @@ func unzip(data []byte, dest string) error {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return badArchive("is not a zip file: %v", err)
+	}
+	if len(zr.File) > MaxCodeEntries {
+		return badArchive("has %d entries; the limit is %d", len(zr.File), MaxCodeEntries)
 	}
 	if err := os.MkdirAll(dest, 0o700); err != nil {
 		return fmt.Errorf("cannot unpack the code: %w", err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -279,5 +280,27 @@ func checkUnzip(t *testing.T, data []byte) {
 		if _, err := root.Stat(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("unzip left a link %s that does not resolve inside: %v", n, err)
 		}
+	}
+}
+
+// TestUnzipRefusesTooManyEntries: an archive of empty files stays under MaxCodeBytes but its
+// entries are bounded too, before anything is written.
+func TestUnzipRefusesTooManyEntries(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for i := range MaxCodeEntries + 1 {
+		if _, err := zw.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("f%d", i), Method: zip.Store}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zw.Close()
+	dest := filepath.Join(t.TempDir(), "code")
+	err := unzip(buf.Bytes(), dest)
+	var inv *InvalidError
+	if !errors.As(err, &inv) || !strings.Contains(err.Error(), "entries") {
+		t.Fatalf("unzip of %d entries: %v, want an InvalidError naming the entries", MaxCodeEntries+1, err)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Errorf("unzip created %s before refusing", dest)
 	}
 }

@@ -28,7 +28,7 @@ func FuzzParse(f *testing.F) {
 		o := opts
 		o.Context, o.Validate = ctx, true
 		o.Parameters = map[string]string{}
-		if n, bound := yamlNodeCount(t, src), nodeBound(src); n > bound {
+		if n, bound := yamlNodeCount(t, src), budget.YAMLNodeBound(src); n > bound {
 			t.Fatalf("nodeBound = %d, but yaml.v3 makes %d nodes", bound, n)
 		}
 		var before, after runtime.MemStats

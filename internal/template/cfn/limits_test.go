@@ -102,7 +102,7 @@ func TestHostileTemplates(t *testing.T) {
 			src: "Resources: [" + strings.Repeat("a,", 5<<20) + "a]\n", file: "wide.yaml", want: rng("", 1, 1),
 			wantMsg: []string{"the template's YAML nodes: exceeds the alias-nodes limit of this server (100000)", "--max-alias-nodes"}},
 		"AliasesTooDeep": {reason: "Aliases can build nesting the text does not show; the depth counts through them.",
-			src: deepAliases(300), file: "alias-deep.yaml", want: rng("", 5, 15), // the *l0 that l100 reaches 201 levels down
+			src: deepAliases(300), file: "alias-deep.yaml", want: rng("", 103, 17), // l100: {k: *l99}: the alias whose expansion passes 200 levels
 			wantMsg: []string{"exceeds the depth limit"}},
 	}
 	for name, tc := range cases {
@@ -281,8 +281,8 @@ func TestNodeBound(t *testing.T) {
 		srcs = append(srcs, string(readTestdata(t, f)))
 	}
 	for _, src := range srcs {
-		if n, bound := yamlNodeCount(t, []byte(src)), nodeBound([]byte(src)); n > bound {
-			t.Errorf("nodeBound(%q) = %d, but yaml.v3 makes %d nodes", src, bound, n)
+		if n, bound := yamlNodeCount(t, []byte(src)), budget.YAMLNodeBound([]byte(src)); n > bound {
+			t.Errorf("budget.YAMLNodeBound(%q) = %d, but yaml.v3 makes %d nodes", src, bound, n)
 		}
 	}
 }

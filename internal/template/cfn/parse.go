@@ -198,7 +198,12 @@ func (d *decoder) parseDocument(src []byte) *node {
 		return nil
 	}
 	if err := budget.YAMLNodes(d.bud.Meter(), &doc); err != nil {
-		d.over(d.rng(locate(&doc, d.bud.Limits())), err)
+		at := doc.Content[0]
+		var ne *budget.YAMLNodeError
+		if errors.As(err, &ne) && ne.Node != nil && ne.Node.Line > 0 {
+			at = ne.Node
+		}
+		d.over(d.rng(at), err)
 		return nil
 	}
 	root := d.convert(doc.Content[0], place{}, 0)

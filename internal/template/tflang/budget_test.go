@@ -65,6 +65,16 @@ var hostile = map[string]struct {
 		limit: "bytes", at: "main.tf:"},
 	"DynamicBlocks": {src: "locals {\n  l = range(1000)\n}\nresource \"time_static\" \"t\" {\n" + strings.Repeat("  dynamic \"b\" {\n    for_each = local.l\n    content {\n", 3) +
 		strings.Repeat("    }\n  }\n", 3) + "}\n", limit: "!elements", at: "main.tf:"},
+	"AliasJoin": {src: "locals {\n  s = join(\"\", [for i in range(1000) : \"0123456789abcdef\"])\n  t = join(\"\", [for i in range(1000) : local.s])\n" +
+		"  u = join(\"\", [for i in range(1000) : local.t])\n}\nresource \"time_static\" \"t\" {\n  count = length(local.u)\n}\n", limit: "bytes", at: "main.tf:4:7"},
+	"AliasTemplate": {src: "locals {\n  s = join(\"\", [for i in range(1000) : \"0123456789abcdef\"])\n  t = join(\"\", [for i in range(1000) : local.s])\n" +
+		"  u = \"${local.t}${local.t}${local.t}${local.t}${local.t}\"\n}\nresource \"time_static\" \"t\" {\n  count = length(local.u)\n}\n", limit: "bytes", at: "main.tf:4:"},
+	"AliasFlatten": {src: "locals {\n  l = [for i in range(1000) : i]\n  b = flatten([for i in range(1000) : local.l])\n  c = flatten([local.b, local.b, local.b])\n}\n" +
+		"resource \"time_static\" \"t\" {\n  count = length(local.c)\n}\n", limit: "elements", at: "main.tf:4:7"},
+	"AliasJSON": {src: "locals {\n  l = [for i in range(1000) : i]\n  b = flatten([for i in range(1000) : local.l])\n  c = jsonencode([local.b, local.b, local.b])\n}\n" +
+		"resource \"time_static\" \"t\" {\n  count = length(local.c)\n}\n", limit: "bytes", at: "main.tf:4:7"},
+	"AliasValue": {src: "locals {\n  l = [for i in range(1000) : i]\n  b = flatten([for i in range(1000) : local.l])\n}\n" +
+		"resource \"time_static\" \"t\" {\n  triggers = { v = [for i in range(100) : local.b] }\n}\n", limit: "!elements", at: "main.tf:"},
 	"LocalChain": {src: "locals {\n  a0 = 1\n" + chain(5000) + "}\nresource \"time_static\" \"t\" {\n  count = local.a5000\n}\n", limit: "depth", at: "main.tf:"},
 }
 

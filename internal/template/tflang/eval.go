@@ -345,7 +345,18 @@ func (b *bodyExpr) EvalSpec(s template.Scope, spec hcldec.Spec) (cty.Value, diag
 		return cty.DynamicVal, convertDiags(ds, b.m.files)
 	}
 	v, d := hcldec.Decode(b.body, spec, ctx)
-	return v, convertDiags(append(ds, d...), b.m.files)
+	return e.result(v, append(ds, d...), b.body.MissingItemRange())
+}
+
+// result is what an evaluation hands the engine: v, unless v refers to more than the limits
+// allow, through every alias (the engine stores and sends it whole).
+func (e *evaluator) result(v cty.Value, ds hcl.Diagnostics, rng hcl.Range) (cty.Value, diag.Diagnostics) {
+	if !ds.HasErrors() && v != cty.NilVal {
+		if err := budget.Charge(e.s.b.Meter(), v, "the value"); err != nil {
+			v, ds = cty.DynamicVal, append(ds, stopDiag(err, rng))
+		}
+	}
+	return v, convertDiags(ds, e.m.files)
 }
 
 // Eval decodes the body without a schema: its attributes, and each type of nested block as a
@@ -358,7 +369,7 @@ func (b *bodyExpr) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 		return cty.DynamicVal, convertDiags(ds, b.m.files)
 	}
 	v, ds := e.decodeBody(b.body, true, nil)
-	return v, convertDiags(ds, b.m.files)
+	return e.result(v, ds, b.body.MissingItemRange())
 }
 
 // metaBlock reports whether a resource body's top-level block of type typ is a meta-argument.
@@ -478,7 +489,12 @@ func (e *evaluator) dynamicBlock(blk *hclsyntax.Block, iters map[string]cty.Valu
 	}
 	// nested dynamic blocks multiply: each content is charged before it is made, as a body to
 	// decode costs (four times a for expression's element)
-	if err := e.s.meter.Elements(int64(v.LengthInt())*4*budget.IterationCost, "dynamic block"); err != nil {
+	n := int64(v.LengthInt())
+	err := e.s.meter.Elements(n*4*budget.IterationCost, "dynamic block")
+	if sb, ok := content.Blocks[0].Body.(*hclsyntax.Body); ok && err == nil {
+		err = e.s.meter.Bytes(n*literalBytes(sb), "dynamic block")
+	}
+	if err != nil {
 		return nil, true, append(ds, stopDiag(err, fe.Expr.Range()))
 	}
 	var out []cty.Value
@@ -540,7 +556,7 @@ func (x *exprValue) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 	if x.sensitive && v != cty.NilVal {
 		v = value.Secret(v)
 	}
-	return v, convertDiags(ds, x.m.files)
+	return e.result(v, ds, x.expr.Range())
 }
 
 // bodyRefs is every traversal in a body, nested blocks included, without its schema.

@@ -15,10 +15,12 @@ import (
 )
 
 // HCL has no hook in a for expression or a string template, so each parsed file is rewritten:
-// the collection of every `for` becomes __cairn_count(collection), which charges its length
-// before the body runs once per element, and every template with an interpolation becomes a
-// template of __cairn_bytes(template), which charges the string it built. Users cannot call
-// these names (checkSource refuses them) and diagnostics never show them.
+// the collection of every `for` becomes __cairn_count(collection, bytes), which charges its
+// length (and the literal bytes each element's body copies) before the body runs once per
+// element, and every interpolated part of a template becomes __cairn_bytes(part), which
+// charges the string before the template appends it: "${s}${s}${s}…" of a long s stops at the
+// bytes limit instead of building it. Users cannot call these names (checkSource refuses them)
+// and diagnostics never show them.
 const (
 	reservedPrefix = "__cairn_"
 	countFunc      = "__cairn_count"
@@ -57,18 +59,67 @@ func rewrite(node hclsyntax.Node, s *source) {
 		s.restore(parens)
 	}
 	for _, f := range fors {
-		f.CollExpr = call(countFunc, f.CollExpr)
+		var n int64
+		for _, x := range []hclsyntax.Expression{f.KeyExpr, f.ValExpr, f.CondExpr} {
+			if x != nil {
+				n += literalBytes(x)
+			}
+		}
+		weight := &hclsyntax.LiteralValueExpr{Val: cty.NumberIntVal(n), SrcRange: f.CollExpr.Range()}
+		f.CollExpr = call(countFunc, f.CollExpr, weight)
 	}
 	for _, t := range tmpls {
-		t.Parts = []hclsyntax.Expression{call(bytesFunc, &hclsyntax.TemplateExpr{Parts: t.Parts, SrcRange: t.SrcRange})}
+		for i, p := range t.Parts {
+			if _, lit := p.(*hclsyntax.LiteralValueExpr); !lit {
+				t.Parts[i] = call(bytesFunc, p)
+			}
+		}
 	}
 }
 
-// call is name(arg), placed where arg is.
-func call(name string, arg hclsyntax.Expression) *hclsyntax.FunctionCallExpr {
-	rng := arg.Range()
-	return &hclsyntax.FunctionCallExpr{Name: name, Args: []hclsyntax.Expression{arg},
-		NameRange: rng, OpenParenRange: rng, CloseParenRange: rng}
+// literalBytes is the size of the string literals in node: what evaluating it copies at least.
+func literalBytes(node hclsyntax.Node) int64 {
+	var n int64
+	hclsyntax.VisitAll(node, func(n2 hclsyntax.Node) hcl.Diagnostics {
+		if l, ok := n2.(*hclsyntax.LiteralValueExpr); ok && l.Val.Type() == cty.String && l.Val.IsKnown() && !l.Val.IsNull() {
+			n += int64(len(l.Val.AsString()))
+		}
+		return nil
+	})
+	return n
+}
+
+// call is name(args...), placed where args[0] is.
+func call(name string, args ...hclsyntax.Expression) *hclsyntax.FunctionCallExpr {
+	rng := args[0].Range()
+	return &hclsyntax.FunctionCallExpr{Name: name, Args: args, NameRange: rng, OpenParenRange: rng, CloseParenRange: rng}
+}
+
+// countFunction returns a for expression's collection unchanged after charging its length
+// times budget.IterationCost elements, and its length times the literal bytes of the body.
+func countFunction(meter func() *budget.Meter) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "collection", Type: cty.DynamicPseudoType,
+			AllowUnknown: true, AllowNull: true, AllowMarked: true, AllowDynamicType: true}, {Name: "bytes", Type: cty.Number}},
+		Type: func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			v, _ := args[0].Unmark()
+			if !v.IsKnown() || v.IsNull() || !v.CanIterateElements() {
+				return args[0], nil
+			}
+			n := int64(v.LengthInt())
+			per, _ := args[1].AsBigFloat().Int64()
+			if err := meter().Elements(n*budget.IterationCost, "for expression"); err != nil {
+				return cty.NilVal, err
+			}
+			if per > 0 {
+				if err := meter().Bytes(n*per, "for expression"); err != nil {
+					return cty.NilVal, err
+				}
+			}
+			return args[0], nil
+		},
+	})
 }
 
 // bytesFunction returns its string argument, charging its length to the meter.
@@ -109,7 +160,7 @@ func (p *tablePool) get(m *budget.Meter) *funcTable {
 		t = &funcTable{}
 		meter := func() *budget.Meter { return t.meter }
 		t.fns = budget.WrapAll(functions(p.files, p.root), meter)
-		t.fns[countFunc] = budget.CountFunction(meter)
+		t.fns[countFunc] = countFunction(meter)
 		t.fns[bytesFunc] = bytesFunction(meter)
 	}
 	t.meter = m
@@ -129,7 +180,7 @@ func (p *tablePool) put(t *funcTable) {
 func staticContext(m *budget.Meter) *hcl.EvalContext {
 	meter := func() *budget.Meter { return m }
 	return &hcl.EvalContext{Functions: map[string]function.Function{
-		countFunc: budget.CountFunction(meter), bytesFunc: bytesFunction(meter), staticFunc: function.New(&function.Spec{}),
+		countFunc: countFunction(meter), bytesFunc: bytesFunction(meter), staticFunc: function.New(&function.Spec{}),
 	}}
 }
 
