@@ -59,8 +59,13 @@ type Config struct {
 	// NoAuth serves the API without a token. Allowed only when every listener is loopback.
 	NoAuth bool
 	// Tenants maps more tokens to their tenants (`cairn server --tenants`); Token is tenant
-	// "default"'s. Tenants scope the private-provider registry. Not allowed with NoAuth.
+	// "default"'s. Tenants own what they create (see docs/server.md, Security). Not allowed
+	// with NoAuth.
 	Tenants map[string]string
+	// AllowTenantCode lets every tenant create functions that run code on the server
+	// (runtimes provided, nodejs, terraform-provider). Without it, on a server with Tenants,
+	// only tenant "default" (the server's own token) may: such code runs as the server's user.
+	AllowTenantCode bool
 	// ServiceTokenAllow lists the hosts and CIDRs that ServiceTokens and url functions may
 	// reach (`cairn server --service-token-allow`; an entry may hold several, comma-separated).
 	// Empty: every host, except that a server with Tenants refuses loopback, link-local,
@@ -72,7 +77,7 @@ type Config struct {
 	// CLI configuration names (TF_CLI_CONFIG_FILE, ~/.terraformrc, the implied mirrors).
 	PluginDirs []string
 	// SecretsKeyFile holds the keys that encrypt secrets in the state database (see
-	// secrets.LoadFile); default Dir/secrets.key. Created with mode 0600 when absent; refused
+	// secrets.LoadFile); default DefaultKeyFile(Dir), beside Dir. Created with mode 0600 when absent; refused
 	// when its group or others may access it.
 	SecretsKeyFile string
 	// SecretsKey gives those keys instead of a file (CAIRN_SECRETS_KEY): base64 of 32 bytes,

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/provider/customresource"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // newFunctions starts the function manager on the state store, with code and logs in
@@ -21,8 +22,12 @@ func newFunctions(cfg Config, store *sqlite.Store, caFile string, policy *egress
 	if caFile != "" {
 		env = append(env, "NODE_EXTRA_CA_CERTS="+caFile, "SSL_CERT_FILE="+caFile)
 	}
+	var runCode func(string) bool // nil: every tenant may
+	if len(cfg.Tenants) > 0 && !cfg.AllowTenantCode {
+		runCode = func(t string) bool { return t == tenant.Default }
+	}
 	m, err := function.New(function.Config{Store: fnStore{store}, Dir: filepath.Join(cfg.Dir, "functions"),
-		Region: cfg.Region, AccountID: cfg.AccountID, Env: env, Policy: policy})
+		Region: cfg.Region, AccountID: cfg.AccountID, Env: env, Policy: policy, RunCode: runCode})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start functions: %w", err)
 	}

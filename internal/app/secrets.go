@@ -21,7 +21,14 @@ func keyFile(cfg Config) (string, error) {
 	case cfg.SecretsKeyFile != "":
 		return cfg.SecretsKeyFile, nil
 	}
-	return filepath.Join(cfg.Dir, "secrets.key"), nil
+	return DefaultKeyFile(cfg.Dir), nil
+}
+
+// DefaultKeyFile is the key file of state directory dir: beside it, not in it, so that a copy
+// of the directory (a backup, a tarball sent for support) does not carry the key with the
+// secrets it opens. For ".cairn" it is ".cairn.secrets.key".
+func DefaultKeyFile(dir string) string {
+	return filepath.Clean(dir) + ".secrets.key"
 }
 
 // loadKeys reads the keys of cfg; create makes the key file when it is absent.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -22,7 +21,7 @@ func TestSecretsKeySources(t *testing.T) {
 	if err := a.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	keyFile := filepath.Join(dir, "secrets.key")
+	keyFile := DefaultKeyFile(dir)
 	fi, err := os.Stat(keyFile)
 	if err != nil {
 		t.Fatalf("first start made no key file: %v", err)
@@ -75,7 +74,7 @@ func TestSecretsKeySources(t *testing.T) {
 	// A state started with CAIRN_SECRETS_KEY makes no key file.
 	envDir := t.TempDir()
 	a = start(t, Config{Dir: envDir, Listen: "127.0.0.1:0", NoAuth: true, SecretsKey: other})
-	if _, err := os.Stat(filepath.Join(envDir, "secrets.key")); !os.IsNotExist(err) {
+	if _, err := os.Stat(DefaultKeyFile(envDir)); !os.IsNotExist(err) {
 		t.Errorf("a key file was made although CAIRN_SECRETS_KEY gave the key: %v", err)
 	}
 }

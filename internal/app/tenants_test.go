@@ -161,6 +161,24 @@ func TestTenantsAreABoundaryOverHTTP(t *testing.T) {
 			t.Errorf("tenant b: %s %s = %d %s, want 404", c.method, c.path, ans.status, ans.body)
 		}
 	}
+	// An escaped slash names no stack or function: a/app is tenant a's key, not a name.
+	for _, tok := range []string{"token-b", "default-token"} {
+		for _, c := range []struct{ method, path string }{
+			{"GET", "/v1/stacks/a%2Fapp"},
+			{"GET", "/v1/stacks/a%2Fapp/outputs"},
+			{"GET", "/v1/stacks/a%2Fapp/events"},
+			{"POST", "/v1/stacks/a%2Fapp/cancel"},
+			{"DELETE", "/v1/stacks/a%2Fapp"},
+			{"GET", "/v1/functions/a~prov"},
+			{"GET", "/v1/functions/a%2Fprov"},
+			{"GET", "/v1/functions/a%2Fprov/logs"},
+			{"POST", "/v1/functions/a%2Fprov/invoke"},
+		} {
+			if ans := send(tok, c.method, c.path, nil); ans.status != 404 && ans.status != 400 {
+				t.Errorf("%s: %s %s = %d %.200s, want 404", tok, c.method, c.path, ans.status, ans.body)
+			}
+		}
+	}
 	if ans := send("token-b", "GET", "/v1/stacks", nil); strings.Contains(ans.body, `"app"`) {
 		t.Errorf("tenant b lists tenant a's stack: %s", ans.body)
 	}

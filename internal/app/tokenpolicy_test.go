@@ -39,7 +39,8 @@ func thingEvents(t *testing.T, a *App, stack string) []string {
 }
 
 // TestRefusedCreateIsNotRolledBack drives a real server over HTTP: a Create whose endpoint
-// never accepted it (nothing listens on the port; a 500 with a huge, dirty body) ends
+// never accepted it (nothing listens on the port; a 404, as a mistyped token gets, with a huge,
+// dirty body) ends
 // ROLLBACK_COMPLETE without a Delete, and its events quote only a short, sanitised excerpt.
 func TestRefusedCreateIsNotRolledBack(t *testing.T) {
 	a := start(t, Config{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
@@ -52,14 +53,14 @@ func TestRefusedCreateIsNotRolledBack(t *testing.T) {
 	ln.Close() // nothing listens there now
 
 	var mu sync.Mutex
-	var got []string // RequestType of every POST the 500 handler received
+	var got []string // RequestType of every POST the 404 handler received
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var ev struct{ RequestType string }
 		_ = json.NewDecoder(r.Body).Decode(&ev)
 		mu.Lock()
 		got = append(got, ev.RequestType)
 		mu.Unlock()
-		w.WriteHeader(http.StatusInternalServerError)
+		w.WriteHeader(http.StatusNotFound)
 		_, _ = io.Copy(w, bytes.NewReader(bytes.Repeat([]byte("\x1b[31mstack trace\x00\r\n\u202e"), 1<<20/24)))
 	}))
 	defer failing.Close()
@@ -69,8 +70,8 @@ func TestRefusedCreateIsNotRolledBack(t *testing.T) {
 	}{
 		"NothingListens": {token: closed, failed: "Cannot deliver the Create request to the ServiceToken endpoint",
 			skipped: "Delete skipped: the ServiceToken endpoint never accepted the Create request (cairn could not connect to it), so nothing was created"},
-		"Answers500": {token: failing.URL + "/", failed: "The ServiceToken endpoint answered 500 Internal Server Error to the Create request",
-			skipped: "Delete skipped: the ServiceToken endpoint never accepted the Create request (it answered 500), so nothing was created"},
+		"Answers404": {token: failing.URL + "/", failed: "The ServiceToken endpoint answered 404 Not Found to the Create request",
+			skipped: "Delete skipped: the ServiceToken endpoint never accepted the Create request (it answered 404), so nothing was created"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -108,7 +109,7 @@ func TestRefusedCreateIsNotRolledBack(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if diff := cmp.Diff([]string{"Create"}, got); diff != "" {
-		t.Errorf("requests the 500 handler got: -want +got:\n%s", diff)
+		t.Errorf("requests the 404 handler got: -want +got:\n%s", diff)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // before Wrap could charge its result, so aliasing checks what such a call will build, from
 // its arguments, first. It also bounds what the decoders make of a string.
 func aliasing(m *Meter, name string, args []cty.Value) error {
-	left := func() (int64, int64) { return m.left() }
+	left := func() (int64, int64) { return m.Left() }
 	switch name {
 	case "concat", "merge", "setunion", "zipmap":
 		var n int64
@@ -34,7 +34,7 @@ func aliasing(m *Meter, name string, args []cty.Value) error {
 			ae, ab := measure(a, le+1-e, lb+1-b)
 			e, b = e+ae, b+ab
 		}
-		return m.Would(0, b, name)
+		return m.Would(e, b, name)
 	case "format", "jsonencode":
 		le, lb := left()
 		var e, b int64
@@ -42,7 +42,7 @@ func aliasing(m *Meter, name string, args []cty.Value) error {
 			ae, ab := measure(a, le+1-e, lb+1-b)
 			e, b = e+ae, b+ab
 		}
-		return m.Would(0, b+2*e, name) // a JSON value or %v of a collection writes at least "[]" or `""` per element
+		return m.Would(e, b+2*e, name) // a JSON value or %v of a collection writes at least "[]" or `""` per element
 	case "formatlist":
 		// scalar arguments are repeated for every element of the list arguments
 		_, lb := left()
@@ -91,6 +91,23 @@ func aliasing(m *Meter, name string, args []cty.Value) error {
 	return nil
 }
 
+// WalkRatio is how many elements cty may walk per element charged: it walks every argument of
+// every call through its aliases (for marks) before the function runs, and Wrap charges that
+// walk, so a loop calling a function on a large value is stopped after a few calls.
+const WalkRatio = 8
+
+// walked charges the walk of args, after cty made it: the next call is refused instead.
+func walked(m *Meter, name string, args []cty.Value) error {
+	le, _ := m.Left()
+	limit := satMul(le+1, WalkRatio)
+	var n int64
+	for _, a := range args {
+		e, _ := measure(a, limit-n, 1<<62)
+		n += e
+	}
+	return m.Elements(n/WalkRatio, name)
+}
+
 func knownString(args []cty.Value, i int) (string, bool) {
 	if i >= len(args) {
 		return "", false
@@ -102,8 +119,8 @@ func knownString(args []cty.Value, i int) (string, bool) {
 	return v.AsString(), true
 }
 
-// left is what the meter may still charge: elements and bytes.
-func (m *Meter) left() (int64, int64) {
+// Left is what the meter may still charge: elements and bytes (1<<62 for no limit).
+func (m *Meter) Left() (elements, bytes int64) {
 	e, b := m.b.lim.Elements-m.elements, m.b.lim.Bytes-m.bytes
 	if m.b.lim.Elements < 0 {
 		e = 1 << 62

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 )
 
@@ -62,5 +63,45 @@ func TestCountFunction(t *testing.T) {
 	}
 	if _, err := f.Call([]cty.Value{rangeOf(5)}); err == nil || !strings.Contains(err.Error(), "for expression: exceeds the elements limit") {
 		t.Errorf("11 elements of for expressions with room for 10: %v, want the elements limit", err)
+	}
+}
+
+// TestAliasing: functions that copy what their arguments share are refused before they
+// build it, and a function called on a large value pays for cty's walk of it.
+func TestAliasing(t *testing.T) {
+	big := rangeOf(1000)
+	refs := func(v cty.Value, n int) cty.Value {
+		vals := make([]cty.Value, n)
+		for i := range vals {
+			vals[i] = v
+		}
+		return cty.TupleVal(vals)
+	}
+	long := cty.StringVal(strings.Repeat("x", 1<<20))
+	cases := map[string]struct {
+		name  string
+		f     function.Function
+		args  []cty.Value
+		limit string
+	}{
+		"Flatten":    {name: "flatten", f: stdlib.FlattenFunc, args: []cty.Value{refs(big, 1000)}, limit: "elements"},
+		"Concat":     {name: "concat", f: stdlib.ConcatFunc, args: []cty.Value{big, big, big, big, big, big, big, big, big, big, big}, limit: "elements"},
+		"Join":       {name: "join", f: stdlib.JoinFunc, args: []cty.Value{cty.StringVal(""), cty.ListVal(refs(long, 100).AsValueSlice())}, limit: "bytes"},
+		"JSON":       {name: "jsonencode", f: stdlib.JSONEncodeFunc, args: []cty.Value{refs(long, 100)}, limit: "bytes"},
+		"Formatlist": {name: "formatlist", f: stdlib.FormatListFunc, args: []cty.Value{cty.StringVal("%s%s"), long, refs(cty.StringVal("a"), 100)}, limit: "bytes"},
+		"Split":      {name: "split", f: stdlib.SplitFunc, args: []cty.Value{cty.StringVal(""), cty.StringVal(strings.Repeat("x", 20_000))}, limit: "elements"},
+		"Walk":       {name: "length", f: stdlib.LengthFunc, args: []cty.Value{refs(big, 100)}, limit: "elements"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx, stop := With(context.Background(), Limits{Elements: 10_000, Bytes: 10 << 20})
+			defer stop()
+			m := From(ctx).Meter()
+			f := Wrap(tc.name, tc.f, func() *Meter { return m })
+			_, err := f.Call(tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.name+": exceeds the "+tc.limit+" limit") {
+				t.Errorf("%s: %v, want the %s limit", tc.name, err, tc.limit)
+			}
+		})
 	}
 }

@@ -49,13 +49,35 @@ func Charge(m *Meter, v cty.Value, what string) error {
 // share (see aliasing) are checked against the limits; after it, the result is charged. name
 // is the function's name in the language.
 func Wrap(name string, f function.Function, meter func() *Meter) function.Function {
+	// The wrapper takes marked arguments as they are: cty would otherwise walk every argument
+	// through its aliases for marks before the precheck runs (f unmarks what it must).
+	params := f.Params()
+	for i := range params {
+		params[i].AllowMarked = true
+	}
+	varParam := f.VarParam()
+	if varParam != nil {
+		varParam.AllowMarked = true
+	}
 	spec := &function.Spec{
 		Description: f.Description(),
-		Params:      f.Params(),
-		VarParam:    f.VarParam(),
-		Type:        func(args []cty.Value) (cty.Type, error) { return f.ReturnTypeForValues(args) },
+		Params:      params,
+		VarParam:    varParam,
+		// Some functions build their result to know its type (flatten and concat of tuples,
+		// merge of objects): the precheck runs before that too.
+		Type: func(args []cty.Value) (cty.Type, error) {
+			if m := meter(); m != nil {
+				if err := precheck(m, name, args); err != nil {
+					return cty.NilType, err
+				}
+			}
+			return f.ReturnTypeForValues(args)
+		},
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			m := meter()
+			if err := walked(m, name, args); err != nil {
+				return cty.NilVal, err
+			}
 			if err := precheck(m, name, args); err != nil {
 				return cty.NilVal, err
 			}

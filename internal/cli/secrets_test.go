@@ -29,7 +29,7 @@ func TestSecretsRotateKey(t *testing.T) {
 	if code, out, errOut := run("stacks"); code != 0 {
 		t.Fatalf("stacks: exit %d\n%s%s", code, out, errOut)
 	}
-	keyFile := filepath.Join(dir, "secrets.key")
+	keyFile := app.DefaultKeyFile(dir)
 	before, err := os.ReadFile(keyFile)
 	if err != nil {
 		t.Fatal(err)

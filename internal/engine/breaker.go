@@ -24,7 +24,17 @@ const (
 )
 
 type resumeMark struct {
-	Progress int `json:"progress"` // End entries when the operation was resumed
+	Progress int  `json:"progress"`        // End entries when the operation was resumed
+	Clean    bool `json:"clean,omitempty"` // its engine stopped cleanly (a shutdown): no strike
+}
+
+// markCleanStop journals that op's run stopped because its engine shut down: the next
+// resumption does not count as a death (restarts, and the in-process CLI's short-lived
+// servers, stop cleanly all the time).
+func (e *Engine) markCleanStop(ctx context.Context, op state.Operation) {
+	detail, _ := json.Marshal(resumeMark{Clean: true})
+	_, _ = e.store.Append(ctx, state.JournalEntry{Operation: op.ID, Stack: op.Stack, Step: resumeStep,
+		Phase: resumeStep, Detail: detail, At: e.now()})
 }
 
 // breakCrashLoop journals this resumption of op, or, when op has been resumed too often
@@ -43,6 +53,10 @@ func (e *Engine) breakCrashLoop(ctx context.Context, op state.Operation) (bool, 
 		case je.Step == resumeStep:
 			var m resumeMark
 			_ = json.Unmarshal(je.Detail, &m)
+			if m.Clean {
+				strikes, last = 0, time.Time{}
+				continue
+			}
 			if m.Progress == ends && (last.IsZero() || je.At.Sub(last) < resumeWindow) {
 				strikes++
 			} else {
@@ -94,6 +108,10 @@ func (e *Engine) failLooping(ctx context.Context, op state.Operation, step strin
 	}
 	reason := fmt.Sprintf("cairn stopped %d times in a row while running this operation, each time %s, without any step finishing: "+
 		"the operation was ended instead of resumed again (a crash-loop breaker). Fix the cause, then deploy or delete the stack again", times, at)
+	verb, logical, isStep := strings.Cut(step, "/")
+	if isStep && verb == "create" {
+		reason += fmt.Sprintf("; the create of %s was in flight and may have made an object cairn does not know of", logical)
+	}
 	status := "UPDATE_FAILED"
 	switch {
 	case op.Kind == kindDelete:
@@ -101,12 +119,19 @@ func (e *Engine) failLooping(ctx context.Context, op state.Operation, step strin
 	case req.Creating:
 		status = "CREATE_FAILED"
 	}
-	if strings.Contains(st.Status, "ROLLBACK") {
-		status = strings.TrimSuffix(strings.TrimSuffix(st.Status, "_IN_PROGRESS"), "_COMPLETE") + "_FAILED"
+	switch {
+	case strings.HasPrefix(st.Status, "UPDATE_ROLLBACK"):
+		status = "UPDATE_ROLLBACK_FAILED"
+	case strings.HasPrefix(st.Status, "ROLLBACK"):
+		status = "ROLLBACK_FAILED"
 	}
-	if _, logical, ok := strings.Cut(step, "/"); ok {
+	if isStep {
+		resStatus := strings.ToUpper(verb) + "_FAILED" // CREATE_FAILED, UPDATE_FAILED, DELETE_FAILED
+		if verb != "create" && verb != "update" && verb != "delete" {
+			resStatus = "UPDATE_FAILED"
+		}
 		if _, err := e.store.AppendEvent(ctx, state.Event{Stack: op.Stack, Operation: op.ID, LogicalID: logical,
-			Status: strings.SplitN(status, "_", 2)[0] + "_FAILED", Reason: reason, At: e.now()}); err != nil {
+			Status: resStatus, Reason: reason, At: e.now()}); err != nil {
 			return fmt.Errorf("cannot record event: %w", err)
 		}
 	}

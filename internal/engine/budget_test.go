@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -94,5 +95,28 @@ func TestLimitsOption(t *testing.T) {
 	if v.Valid || len(v.Diagnostics) != 1 || !strings.Contains(v.Diagnostics[0].Detail, "count: exceeds the instances limit of this server (5)") ||
 		v.Diagnostics[0].Line != 7 || v.Diagnostics[0].Column != 11 {
 		t.Errorf("Validate = %+v, want the instances limit at main.tf:7:11", v)
+	}
+}
+
+// TestOutputOverLimit: an output past a limit is a validation error at its place, not a stack
+// that fails after its resources were made.
+func TestOutputOverLimit(t *testing.T) {
+	f := &tfFake{Fake: &providertest.Fake{}, counts: map[string]int{}}
+	h := newHarness(t, nil)
+	e, err := engine.New(engine.Options{Store: h.store, Providers: provider.NewRegistry(), Plugins: fakePlugins{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	files := map[string]string{"main.tf": tfConfig("x") +
+		"output \"o\" {\n  value = length(flatten([for a in range(1000): [for b in range(1000): [for c in range(1000): c]]]))\n}\n"}
+	_, err = e.Deploy(context.Background(), "tf", api.DeployRequest{Files: files})
+	var ve *engine.ValidationError
+	if !errors.As(err, &ve) || len(ve.Diagnostics) != 1 || !strings.Contains(ve.Diagnostics[0].Detail, "for expression: exceeds the elements limit") ||
+		ve.Diagnostics[0].Range.Line != 10 {
+		t.Fatalf("Deploy: %v, want the elements limit at main.tf:10", err)
+	}
+	if len(f.Calls()) != 0 {
+		t.Errorf("provider calls %v, want none", f.Calls())
 	}
 }

@@ -80,32 +80,31 @@ func (e *Engine) Cancel(ctx context.Context, stack string) (api.Operation, error
 	id := st.Operation
 	e.mu.Lock()
 	cancel := e.cancels[id]
-	_, here := e.running[id]
-	if cancel == nil && here {
-		e.pending[id] = true // being claimed or resumed here: cancelled as soon as it runs
-	}
 	e.mu.Unlock()
 	if cancel != nil {
 		cancel(errCancelled)
 		return e.Operation(ctx, id)
 	}
+	op, err := e.store.GetOperation(ctx, id)
+	if err != nil {
+		return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
+	}
+	if op.Status != state.Running {
+		return e.apiOperation(ctx, op), nil
+	}
+	if op.Owner != e.o.Owner && e.now().Before(op.LeaseExpires) && e.o.OwnerAlive(op.Owner) {
+		// Another live engine runs it (another server, an in-process CLI): it must be
+		// cancelled there, and saying "cancelled" here would be a lie.
+		_, name := state.SplitStackKey(op.Stack)
+		return api.Operation{}, &state.BusyError{Stack: name, Owner: op.Owner, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
+	}
+	// Being resumed here, or run by nobody (its server died): run it cancelled from the start,
+	// so that it ends as a cancelled operation does.
+	e.mu.Lock()
+	e.pending[id] = true
+	_, here := e.running[id]
+	e.mu.Unlock()
 	if !here {
-		op, err := e.store.GetOperation(ctx, id)
-		if err != nil {
-			return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
-		}
-		if op.Status != state.Running {
-			return e.apiOperation(ctx, op), nil
-		}
-		if e.now().Before(op.LeaseExpires) && e.o.OwnerAlive(op.Owner) {
-			_, name := state.SplitStackKey(op.Stack)
-			return api.Operation{}, &state.BusyError{Stack: name, Owner: op.Owner, Operation: op.ID, Kind: op.Kind, Since: op.StartedAt}
-		}
-		// Nobody runs it (its server died and none resumed it yet): run it here, cancelled
-		// from the start, so that it ends as a cancelled operation does.
-		e.mu.Lock()
-		e.pending[id] = true
-		e.mu.Unlock()
 		e.goRun(op, true, nil)
 	}
 	return e.Operation(ctx, id)

@@ -424,7 +424,9 @@ func idOf(state cty.Value, fallback string) cty.Value {
 }
 
 func (r *run) resource(res *template.Resource) provider.Resource {
-	return r.e.providerResource(template.Dialect(r.req.Dialect), r.stack.Name, r.req.StackID, res)
+	pr := r.e.providerResource(template.Dialect(r.req.Dialect), r.stack.Name, r.req.StackID, res)
+	pr.StackKey = r.op.Stack
+	return pr
 }
 
 // callFailure turns a provider call's outcome into the reason it failed ("" if it did not),

@@ -281,11 +281,13 @@ func (s schemaScope) Resource(name string) (template.ResourceValue, bool) {
 func checkOutputs(st *template.Stack, sc template.Scope) diag.Diagnostics {
 	var diags diag.Diagnostics
 	for _, o := range st.Outputs {
-		if o.Sensitive {
-			continue
-		}
 		v, ds := o.Value.Eval(sc)
-		if ds.HasErrors() || v == cty.NilVal || !value.IsSecret(v) {
+		for _, d := range ds {
+			if tflang.IsLimit(d) { // passed with unknowns, it is passed once they are known too
+				diags = diags.Append(d)
+			}
+		}
+		if o.Sensitive || ds.HasErrors() || v == cty.NilVal || !value.IsSecret(v) {
 			continue
 		}
 		diags = diags.Append(diag.Diagnostic{Severity: diag.Error, Summary: "Output refers to sensitive values",

@@ -37,9 +37,6 @@ type opRequest struct {
 	Deadline time.Time          `json:"deadline,omitzero"`
 	Deploy   *api.DeployRequest `json:"deploy,omitempty"`
 	Delete   *api.DeleteRequest `json:"delete,omitempty"`
-	// Tenant is who started the operation: a run resumed after a restart resolves private
-	// providers in the registry of the same tenant.
-	Tenant string `json:"tenant,omitempty"`
 }
 
 // Validate parses the template and checks every resource with its provider, reporting all
@@ -153,8 +150,7 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 			}
 		}
 	}
-	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req,
-		Tenant: tenant.From(ctx)}
+	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req}
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	}
@@ -192,7 +188,7 @@ func (e *Engine) Delete(ctx context.Context, stack string, req api.DeleteRequest
 		}
 		return api.Operation{}, fmt.Errorf("cannot find stack %s: %w", stack, err)
 	}
-	oreq := opRequest{Kind: kindDelete, StackID: prior.ID, Dialect: prior.Dialect, Delete: &req, Tenant: tenant.From(ctx)}
+	oreq := opRequest{Kind: kindDelete, StackID: prior.ID, Dialect: prior.Dialect, Delete: &req}
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	}
@@ -249,7 +245,12 @@ func (e *Engine) writeStartStatus(ctx context.Context, row state.Stack, oreq opR
 
 // stackKey is where the calling tenant's stack called name is stored: another tenant's stack
 // of the same name is another row, and is never found.
+// A name that is not a valid stack name (one holding '/', say, which a path's %2F gives) names
+// no stack: it gets a key no stack has, so it is not found rather than another tenant's.
 func stackKey(ctx context.Context, name string) string {
+	if validStackName(name) != nil {
+		return "\x00invalid"
+	}
 	return state.StackKey(tenant.From(ctx), name)
 }
 

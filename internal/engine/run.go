@@ -114,6 +114,12 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 			err = r.deploy(ctx)
 		}
 	}
+	if e.runCtx.Err() != nil && ctx.Err() != nil {
+		// Stopped by a shutdown, to be resumed later: not a death (see the crash-loop breaker).
+		if o, gerr := e.store.GetOperation(context.WithoutCancel(ctx), op.ID); gerr == nil && o.Status == state.Running {
+			e.markCleanStop(context.WithoutCancel(ctx), op)
+		}
+	}
 	if err != nil && e.runCtx.Err() == nil && base.Err() == nil {
 		// The run could not go on (the store failed): end the operation rather than leave it hanging.
 		_ = e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now())
@@ -207,7 +213,7 @@ func (r *run) load(ctx context.Context, ho *handoff) error {
 	if ho != nil && r.req.Kind != kindDelete {
 		r.tmpl, r.ps = ho.tmpl, ho.ps
 	} else if src != nil {
-		tmpl, ps, diags := r.e.load(tenant.With(ctx, r.req.Tenant), r.stack.Name, r.req.StackID, sourceOf(*src), 0)
+		tmpl, ps, diags := r.e.load(ctx, r.stack.Name, r.req.StackID, sourceOf(*src), 0)
 		if tmpl == nil {
 			return fmt.Errorf("cannot load template of operation %s: %w", r.op.ID, diags.Err())
 		}

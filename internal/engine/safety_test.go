@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -42,19 +43,32 @@ func engineOn(t *testing.T, store state.Store, fake provider.Provider, o engine.
 	return e
 }
 
+// dyingStore is the store of an engine whose process dies: Shutdown stops it, but the clean-stop
+// mark a shutdown journals is never written (a killed process writes nothing more).
+type dyingStore struct{ state.Store }
+
+func (d dyingStore) Append(ctx context.Context, e state.JournalEntry, w ...state.Write) (int64, error) {
+	if e.Step == "resume" && strings.Contains(string(e.Detail), `"clean":true`) {
+		return 0, nil
+	}
+	return d.Store.Append(ctx, e, w...)
+}
+
 // TestCrashLoopBreaker: an operation that dies at the same step every time it is resumed is
 // failed, naming the step, on the resumption after MaxResumes; the stack can then be deleted.
 func TestCrashLoopBreaker(t *testing.T) {
 	started := make(chan struct{}, 10)
 	h := newHarness(t, blockingB(started))
-	op, err := h.e.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+	dying := dyingStore{h.store}
+	first := engineOn(t, dying, blockingB(started), engine.Options{})
+	op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-started
-	h.e.Shutdown(context.Background()) // dies at B
-	for i := range 3 {                 // resumed, and dies at B again, three times
-		e := engineOn(t, h.store, blockingB(started), engine.Options{})
+	first.Shutdown(context.Background()) // dies at B
+	for i := range 3 {                   // resumed, and dies at B again, three times
+		e := engineOn(t, dying, blockingB(started), engine.Options{})
 		if err := e.Resume(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +106,34 @@ func TestCrashLoopBreaker(t *testing.T) {
 	}
 	if got, _ := e.Wait(ctx, del.ID); got.Status != state.Succeeded {
 		t.Errorf("delete after the breaker: %+v", got)
+	}
+}
+
+// TestCleanStopsAreNotDeaths: an operation stopped by shutdowns (restarts, the in-process
+// CLI's short-lived servers) is resumed however often that happens.
+func TestCleanStopsAreNotDeaths(t *testing.T) {
+	started := make(chan struct{}, 10)
+	h := newHarness(t, blockingB(started))
+	op, err := h.e.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	h.e.Shutdown(context.Background())
+	for i := range 5 {
+		e := engineOn(t, h.store, blockingB(started), engine.Options{})
+		if err := e.Resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("resumption %d did not reach B", i+1)
+		}
+		e.Shutdown(context.Background())
+	}
+	if o, _ := h.store.GetOperation(context.Background(), op.ID); o.Status != state.Running {
+		t.Fatalf("after five clean restarts the operation is %s (%s), want still running", o.Status, o.StatusReason)
 	}
 }
 
@@ -140,27 +182,43 @@ func TestDeadOwnerIsTakenOverAtOnce(t *testing.T) {
 	}
 }
 
-// TestCancelWhileResuming: cancelling an operation that a restarted server is still claiming
-// (or that no server runs yet) is accepted, and the operation ends cancelled.
+// TestCancelWhileResuming: cancelling right after a restart (the old server is dead; the new
+// one is resuming the operation, or has not got to it yet) is accepted and the operation ends
+// cancelled; an operation that another live engine runs is refused with 409 (cancel it there).
 func TestCancelWhileResuming(t *testing.T) {
-	for name, resume := range map[string]bool{"BeingResumed": true, "NotYetResumed": false} {
+	cases := map[string]struct {
+		resume, ownerAlive, refused bool
+	}{
+		"BeingResumed":       {resume: true},
+		"NotYetResumed":      {},
+		"LiveOwnerElsewhere": {ownerAlive: true, refused: true},
+	}
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			started := make(chan struct{}, 10)
 			h := newHarness(t, blockingB(started))
-			first := engineOn(t, h.store, blockingB(started), engine.Options{LeaseTTL: 2 * time.Second})
+			first := engineOn(t, h.store, blockingB(started), engine.Options{LeaseTTL: time.Hour})
 			op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
 			if err != nil {
 				t.Fatal(err)
 			}
 			<-started
 			first.Shutdown(context.Background())
-			e := engineOn(t, h.store, &providertest.Fake{}, engine.Options{OwnerAlive: func(string) bool { return resume }})
-			if resume {
+			e := engineOn(t, h.store, &providertest.Fake{}, engine.Options{OwnerAlive: func(string) bool { return tc.ownerAlive }})
+			if tc.resume {
 				if err := e.Resume(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := e.Cancel(context.Background(), "s"); err != nil {
+			_, err = e.Cancel(context.Background(), "s")
+			var busy *state.BusyError
+			if tc.refused {
+				if !errors.As(err, &busy) {
+					t.Fatalf("Cancel of an operation a live engine runs: %v, want a *state.BusyError (409)", err)
+				}
+				return
+			}
+			if err != nil {
 				t.Fatalf("Cancel right after a restart: %v", err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -52,6 +52,9 @@ type Config struct {
 	Policy *egress.Policy
 	// Node is the node executable of the nodejs runtime; default "node" on PATH.
 	Node string
+	// RunCode says whether a tenant may create functions that run code on this machine (every
+	// kind but url): such code runs as cairn's user, sees its files and its network. Nil: all.
+	RunCode func(tenant string) bool
 }
 
 // maxQueued bounds asynchronous invocations waiting or running, over every function.
@@ -112,6 +115,11 @@ func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Defini
 		return Definition{}, err
 	}
 	d.Tenant = tenant.From(ctx)
+	if d.Kind != KindURL && m.cfg.RunCode != nil && !m.cfg.RunCode(d.Tenant) {
+		return Definition{}, invalidf("a %s function runs code on the cairn server as the server's own user; "+
+			"this server lets only its operator's tenant create one (start it with --allow-tenant-code to let every tenant), "+
+			"or use a url function that points at your own endpoint", d.Kind)
+	}
 	if d.Kind == KindURL && len(code) > 0 {
 		return Definition{}, invalidf("a url function takes no code")
 	}
@@ -146,6 +154,11 @@ func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Defini
 
 // Get returns the function called name.
 func (m *Manager) Get(ctx context.Context, name string) (Definition, error) {
+	if !validName.MatchString(name) {
+		// Not a function name (one holding '/' from a path's %2F, say): no function has it,
+		// and it must not reach the store's tenant-qualified keys.
+		return Definition{}, fmt.Errorf("function %q: %w", name, ErrNotFound)
+	}
 	return m.store.GetFunction(ctx, tenant.From(ctx), name)
 }
 

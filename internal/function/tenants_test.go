@@ -3,6 +3,7 @@ package function
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/tenant"
@@ -47,5 +48,28 @@ func TestTenantsAreABoundary(t *testing.T) {
 	}
 	if _, err := m.Resolve(tenant.With(context.Background(), "team-c"), arn); err == nil {
 		t.Errorf("a tenant without the function resolves another's")
+	}
+}
+
+// TestRunCodeIsTheOperatorsOnly: on a server whose tenants may not run code, only the allowed
+// tenant creates functions that run code; url functions stay open to all.
+func TestRunCodeIsTheOperatorsOnly(t *testing.T) {
+	m, err := New(Config{Store: &memStore{m: map[string]Definition{}}, Dir: t.TempDir(),
+		RunCode: func(t string) bool { return t == tenant.Default }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := tenant.With(context.Background(), "team-b")
+	_, err = m.Create(b, Definition{Name: "evil", Kind: KindProvided, Handler: "bootstrap"}, testBootstrap(t))
+	var inv *InvalidError
+	if !errors.As(err, &inv) || !strings.Contains(err.Error(), "--allow-tenant-code") {
+		t.Errorf("a tenant's provided function: %v, want an InvalidError naming --allow-tenant-code", err)
+	}
+	if _, err := m.Create(b, Definition{Name: "hook", Kind: KindURL, URL: "https://b.example/hook"}, nil); err != nil {
+		t.Errorf("a tenant's url function: %v", err)
+	}
+	if _, err := m.Create(context.Background(), Definition{Name: "ops", Kind: KindProvided, Handler: "bootstrap"}, testBootstrap(t)); err != nil {
+		t.Errorf("the operator's provided function: %v", err)
 	}
 }

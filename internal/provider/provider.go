@@ -114,6 +114,9 @@ type Capabilities struct {
 // Resource identifies the resource a call is about.
 type Resource struct {
 	StackName string
+	// StackKey is where cairn keeps the stack (its tenant and name): what a provider that
+	// stores per-stack rows (custom-resource requests) files them under. Empty outside a run.
+	StackKey  string
 	StackID   string
 	Name      string // logical id
 	Type      string

@@ -49,11 +49,11 @@ func tenantTokens(token string, tenants map[string]string) []tenantToken {
 // bearerToken returns the token of an "Authorization: Bearer T" header. The scheme is
 // case-insensitive (RFC 7235 section 2.1), so "bearer T" and "BEARER T" are accepted.
 func bearerToken(h string) (string, bool) {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	f := strings.Fields(h)
+	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
 		return "", false
 	}
-	return strings.TrimSpace(tok), true
+	return f[1], true
 }
 
 // tenantOf returns the tenant of the token r carries ("Authorization: Bearer T", or

@@ -34,6 +34,10 @@ const DefaultTenant = "default"
 // custom-resource requests) is stored under: the stack's name in the default tenant,
 // "TENANT/NAME" in another. Stack names never hold '/', so keys of two tenants never meet.
 func StackKey(tenant, name string) string {
+	if strings.Contains(name, "/") {
+		// Never a stack's name: callers validate names, this keeps a miss a miss.
+		return "\x00" + name
+	}
 	if tenant == "" || tenant == DefaultTenant {
 		return name
 	}

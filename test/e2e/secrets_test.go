@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/internal/app"
 )
 
 // TestSecretsEncryptedAtRest runs `cairn server` as a process and deploys a stack with a NoEcho
@@ -71,12 +73,12 @@ Outputs:
 	stop(t, srv)
 	noSecretIn(t, dir, "after the server stopped", clear, secret, dataSecret)
 
-	before, _ := os.ReadFile(filepath.Join(dir, "secrets.key"))
+	before, _ := os.ReadFile(app.DefaultKeyFile(dir))
 	out, err := exec.Command(bin, "secrets", "rotate-key", "--dir", dir).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Re-encrypted") {
 		t.Fatalf("rotate-key: %v\n%s", err, out)
 	}
-	after, _ := os.ReadFile(filepath.Join(dir, "secrets.key"))
+	after, _ := os.ReadFile(app.DefaultKeyFile(dir))
 	if bytes.Equal(before, after) {
 		t.Errorf("rotate-key left the key file as it was")
 	}

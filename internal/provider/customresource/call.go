@@ -80,12 +80,12 @@ func (p *Provider) run(ctx context.Context, c call) (outcome, error) {
 	if err != nil {
 		return outcome{}, fmt.Errorf("cannot build %s request for %s: %w", c.kind, c.res.Name, err)
 	}
-	stored, inserted, err := p.store.PutRequest(ctx, Request{ID: c.token, Stack: c.res.StackName, LogicalID: c.res.Name,
+	stored, inserted, err := p.store.PutRequest(ctx, Request{ID: c.token, Stack: c.stackKey(), LogicalID: c.res.Name,
 		Body: body, Expires: expires})
 	if err != nil {
 		return outcome{}, fmt.Errorf("cannot store custom resource request %s: %w", c.token, err)
 	}
-	if !inserted && (stored.Stack != c.res.StackName || stored.LogicalID != c.res.Name) {
+	if !inserted && (stored.Stack != c.stackKey() || stored.LogicalID != c.res.Name) {
 		return outcome{}, fmt.Errorf("cannot send %s request for %s/%s: request %s belongs to %s/%s",
 			c.kind, c.res.StackName, c.res.Name, c.token, stored.Stack, stored.LogicalID)
 	}

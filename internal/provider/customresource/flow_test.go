@@ -66,9 +66,14 @@ func TestDelivery(t *testing.T) {
 			respond: true, want: want{id: "phys-Thing", requests: 1},
 		},
 		"Async500FailsFast": {
-			reason: "A 500 from an async token fails the Create at once with the status and body, without retrying.",
+			reason: "A 500 from an async token fails the Create at once with the status and body, without retrying; a gateway may answer 500 after the handler acted, so the rollback still sends Delete.",
 			kind:   reqCreate, answers: []func(map[string]any) (int, string){func(map[string]any) (int, string) { return 500, "handler exploded" }},
-			want: want{summary: `answered 500 Internal Server Error to the Create request: RequestId tok; response body: "handler exploded"`, requests: 1,
+			want: want{summary: `answered 500 Internal Server Error to the Create request: RequestId tok; response body: "handler exploded"`, requests: 1},
+		},
+		"Async403IsARefusal": {
+			reason: "A 4xx to a Create is a refusal: nothing was created, and the rollback sends no Delete.",
+			kind:   reqCreate, answers: []func(map[string]any) (int, string){func(map[string]any) (int, string) { return 403, "forbidden" }},
+			want: want{summary: `answered 403 Forbidden to the Create request: RequestId tok; response body: "forbidden"`, requests: 1,
 				notCreated: true},
 		},
 		"Async404FailsFast": {
@@ -437,4 +442,31 @@ func (b *safeBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestAnsweredThen502: a handler that PUT its SUCCESS before its gateway answered the POST
+// with 502 created something: the stored answer is the outcome, not a delivery failure (which
+// would skip the rollback's Delete and orphan it).
+func TestAnsweredThen502(t *testing.T) {
+	r := newRig(t)
+	h := &fakeHandler{t: t}
+	h.answer = func(ev map[string]any) (int, string) {
+		m := answerTo(ev, "SUCCESS")
+		m["PhysicalResourceId"] = "real-thing"
+		b, _ := json.Marshal(m)
+		req, _ := http.NewRequest(http.MethodPut, ev["ResponseURL"].(string), bytes.NewReader(b))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		return http.StatusBadGateway, "upstream timed out"
+	}
+	token := r.handle("/h", h)
+	o, err := r.p.run(context.Background(), call{kind: reqCreate, res: cfnResource, token: "tok",
+		props: tokenProps(token, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.id != "real-thing" || len(o.diags) > 0 || o.notCreated != "" {
+		t.Errorf("outcome id %q, diags %v, notCreated %q; want the stored SUCCESS of real-thing", o.id, o.diags, o.notCreated)
+	}
 }

@@ -187,8 +187,8 @@ func TestFailingEndpointExcerpt(t *testing.T) {
 			t.Fatalf("excerpt %q keeps control character %U", unq, c)
 		}
 	}
-	if want := "the ServiceToken endpoint never accepted the Create request (it answered 500), so nothing was created"; resp.NotCreated != want {
-		t.Errorf("NotCreated = %q, want %q", resp.NotCreated, want)
+	if resp.NotCreated != "" {
+		t.Errorf("NotCreated = %q after a 500, want empty: a gateway may answer 500 after the handler acted", resp.NotCreated)
 	}
 }
 

@@ -163,3 +163,12 @@ func dropNulls(g any) any {
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
+
+// stackKey is what the call's request is filed under in the store: the stack's key (its
+// tenant and name) in a run, its name otherwise.
+func (c call) stackKey() string {
+	if c.res.StackKey != "" {
+		return c.res.StackKey
+	}
+	return c.res.StackName
+}

@@ -84,7 +84,9 @@ func (p *Provider) deliver(ctx context.Context, c call, tok serviceToken, r Requ
 		if err := ctx.Err(); err != nil {
 			return outcome{}, false, err
 		}
-		reached = reached || a.err != nil && !a.unsent() // a non-2xx answer is a refusal
+		// A 4xx answer is a refusal. A 5xx may come from a gateway after the handler acted (it
+		// may even have PUT its response already), and a reset may follow a request it read.
+		reached = reached || a.err != nil && !a.unsent() || a.err == nil && a.status >= 500
 		p.log.Info("custom resources: request sent", "request_id", r.ID, "stack", r.Stack, "logical_id", r.LogicalID,
 			"request_type", c.kind, "token", tok.kind(), "attempt", i+1, "status", a.status)
 		if a.err == nil && a.status >= 200 && a.status < 300 {
@@ -95,6 +97,16 @@ func (p *Provider) deliver(ctx context.Context, c call, tok serviceToken, r Requ
 		}
 	}
 	if a.late || a.err != nil || a.status < 200 || a.status >= 300 {
+		if !tok.sync {
+			// The handler may have answered at the ResponseURL before its endpoint failed the
+			// POST: its answer is the outcome, whatever the POST said.
+			if got, err := p.store.GetRequest(ctx, r.ID); err == nil && got.Response != nil {
+				if err := p.store.MarkSent(ctx, r.ID); err != nil {
+					return outcome{}, false, fmt.Errorf("cannot mark custom resource request %s sent: %w", r.ID, err)
+				}
+				return outcome{}, false, nil
+			}
+		}
 		o := deliveryFailure(c, tok, r, a)
 		if !reached {
 			o = notCreated(o, c, o.notCreated)
@@ -147,7 +159,9 @@ func deliveryFailure(c call, tok serviceToken, r Request, a attempt) outcome {
 	}
 	o := failed(fmt.Sprintf("The ServiceToken endpoint answered %d %s to the %s request", a.status, http.StatusText(a.status), c.kind),
 		fmt.Sprintf("RequestId %s; response body: %q", r.ID, egress.Excerpt(a.body)))
-	o.notCreated = fmt.Sprintf("the ServiceToken endpoint never accepted the Create request (it answered %d), so nothing was created", a.status)
+	if a.status < 500 {
+		o.notCreated = fmt.Sprintf("the ServiceToken endpoint never accepted the Create request (it answered %d), so nothing was created", a.status)
+	}
 	return o
 }
 

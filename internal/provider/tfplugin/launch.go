@@ -75,7 +75,7 @@ func launch(name, executable string, log *slog.Logger, versions ...int) (*proces
 	if log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
 		level = hclog.Debug
 	} else {
-		cmd.Env = quietSDK(os.Environ())
+		cmd.Env = quietSDK(withoutCairnEnv(os.Environ()))
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
@@ -238,6 +238,18 @@ func (t *tail) suffix() string {
 // -sdk/v2 log every RPC at TRACE unless told otherwise: megabytes per thousand resources that
 // the plugin writes and cairn would parse only to drop) when the user asked for none. A
 // provider's own log and its crash output are untouched.
+// withoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a provider
+// binary, possibly a tenant's, has no business with the server's credentials.
+func withoutCairnEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CAIRN_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 func quietSDK(env []string) []string {
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "TF_LOG") {

@@ -322,8 +322,22 @@ func (e *evaluator) local(name string, rng hcl.Range) (cty.Value, hcl.Diagnostic
 		return cty.DynamicVal, ds
 	}
 	v, d := a.Expr.Value(ctx)
+	v, d = e.charge(v, append(ds, d...), a.Expr.Range())
 	e.s.values[ck] = v
-	return v, append(ds, d...)
+	return v, d
+}
+
+// charge charges the named value v (a local, an output, a module's variable) to the
+// evaluation, through every alias: locals that repeat one another ([local.a, local.a], ...)
+// would otherwise make values that every later walk pays for exponentially.
+func (e *evaluator) charge(v cty.Value, ds hcl.Diagnostics, rng hcl.Range) (cty.Value, hcl.Diagnostics) {
+	if ds.HasErrors() || v == cty.NilVal {
+		return v, ds
+	}
+	if err := budget.Charge(e.s.meter, v, "a value of references"); err != nil {
+		return cty.DynamicVal, append(ds, stopDiag(err, rng))
+	}
+	return v, ds
 }
 
 // bodyExpr is a resource, data source or provider body: a template.BodyExpr.
@@ -489,12 +503,7 @@ func (e *evaluator) dynamicBlock(blk *hclsyntax.Block, iters map[string]cty.Valu
 	}
 	// nested dynamic blocks multiply: each content is charged before it is made, as a body to
 	// decode costs (four times a for expression's element)
-	n := int64(v.LengthInt())
-	err := e.s.meter.Elements(n*4*budget.IterationCost, "dynamic block")
-	if sb, ok := content.Blocks[0].Body.(*hclsyntax.Body); ok && err == nil {
-		err = e.s.meter.Bytes(n*literalBytes(sb), "dynamic block")
-	}
-	if err != nil {
+	if err := e.s.meter.Elements(int64(v.LengthInt())*4*budget.IterationCost, "dynamic block"); err != nil {
 		return nil, true, append(ds, stopDiag(err, fe.Expr.Range()))
 	}
 	var out []cty.Value
@@ -510,6 +519,9 @@ func (e *evaluator) dynamicBlock(blk *hclsyntax.Block, iters map[string]cty.Valu
 		inner[it] = cty.ObjectVal(map[string]cty.Value{"key": k, "value": ev}).WithMarks(marks)
 		o, d := e.decodeBody(content.Blocks[0].Body, false, inner)
 		ds = append(ds, d...)
+		if err := budget.Charge(e.s.meter, o, "dynamic block"); err != nil {
+			return nil, true, append(ds, stopDiag(err, fe.Expr.Range()))
+		}
 		out = append(out, o)
 	}
 	return out, true, ds

@@ -50,8 +50,7 @@ func (e *evaluator) variable(name string, rng hcl.Range) (cty.Value, hcl.Diagnos
 			return cty.DynamicVal, ds
 		}
 		val, d = a.Expr.Value(ctx)
-		ds = append(ds, d...)
-		if d.HasErrors() {
+		if val, ds = e.charge(val, append(ds, d...), a.Expr.Range()); ds.HasErrors() {
 			return cty.DynamicVal, ds
 		}
 		subject = a.Expr.Range()
@@ -177,7 +176,7 @@ func (e *evaluator) output(name string, rng hcl.Range) (cty.Value, hcl.Diagnosti
 		return cty.DynamicVal, ds
 	}
 	v, d := a.Expr.Value(ctx)
-	ds = append(ds, d...)
+	v, ds = e.charge(v, append(ds, d...), a.Expr.Range())
 	if e.m.outputSensitive(attrs) && v != cty.NilVal {
 		v = value.Secret(v)
 	}

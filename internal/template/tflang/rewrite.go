@@ -3,6 +3,7 @@ package tflang
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -12,38 +13,54 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 
 	"github.com/cairn-dev/cairn/internal/budget"
+	"github.com/cairn-dev/cairn/internal/diag"
 )
 
 // HCL has no hook in a for expression or a string template, so each parsed file is rewritten:
-// the collection of every `for` becomes __cairn_count(collection, bytes), which charges its
-// length (and the literal bytes each element's body copies) before the body runs once per
-// element, and every interpolated part of a template becomes __cairn_bytes(part), which
-// charges the string before the template appends it: "${s}${s}${s}…" of a long s stops at the
-// bytes limit instead of building it. Users cannot call these names (checkSource refuses them)
-// and diagnostics never show them.
+// the collection of every `for` is wrapped to charge its length before the body runs once per
+// element, its key and value to charge what each element is, through every alias ([for i in
+// range(1000) : local.big] holds big a thousand times), and every interpolated part of a
+// template to charge its string before the template appends it ("${s}${s}${s}…" of a long s
+// stops at the bytes limit instead of building it).
+//
+// The wrappers are metered nodes, not function calls: cty walks every argument of a call
+// through its aliases (for marks) before the function runs, and hcl goes on iterating a for
+// after an element failed, so a call could not stop what it meters. Once a meter is over, the
+// nodes evaluate nothing: a for over an unknown collection does not iterate.
 const (
 	reservedPrefix = "__cairn_"
 	countFunc      = "__cairn_count"
+	elemFunc       = "__cairn_elem"
 	bytesFunc      = "__cairn_bytes"
+	meterFunc      = "__cairn_meter"  // returns the evaluation's meter (a capsule) to metered nodes
 	staticFunc     = "__cairn_static" // marks the context of values that may not call functions
 )
 
 // limitSummary is the summary of every diagnostic of a budget.
 const limitSummary = "Template exceeds a limit of this server"
 
+// IsLimit reports whether d says an evaluation passed a limit of its budget.
+func IsLimit(d diag.Diagnostic) bool { return d.Summary == limitSummary }
+
 // exceededDiag is the diagnostic of a budget err at rng.
 func exceededDiag(err error, rng hcl.Range) *hcl.Diagnostic {
 	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: limitSummary, Detail: err.Error() + ".", Subject: rng.Ptr()}
 }
 
-// rewrite restores the literal templates of s in the AST of node and wraps its for
+// rewrite restores the literal templates of s in the AST of node and meters its for
 // expressions and templates as said above.
 func rewrite(node hclsyntax.Node, s *source) {
 	var parens []*hclsyntax.ParenthesesExpr
 	var fors []*hclsyntax.ForExpr
 	var tmpls []*hclsyntax.TemplateExpr
+	var tuples []*hclsyntax.TupleConsExpr
+	var objects []*hclsyntax.ObjectConsExpr
 	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
 		switch n := n.(type) {
+		case *hclsyntax.TupleConsExpr:
+			tuples = append(tuples, n)
+		case *hclsyntax.ObjectConsExpr:
+			objects = append(objects, n)
 		case *hclsyntax.ParenthesesExpr:
 			parens = append(parens, n)
 		case *hclsyntax.ForExpr:
@@ -59,83 +76,125 @@ func rewrite(node hclsyntax.Node, s *source) {
 		s.restore(parens)
 	}
 	for _, f := range fors {
-		var n int64
-		for _, x := range []hclsyntax.Expression{f.KeyExpr, f.ValExpr, f.CondExpr} {
-			if x != nil {
-				n += literalBytes(x)
-			}
+		f.CollExpr = metered(countFunc, f.CollExpr)
+		f.ValExpr = metered(elemFunc, f.ValExpr)
+		if f.KeyExpr != nil {
+			f.KeyExpr = metered(elemFunc, f.KeyExpr)
 		}
-		weight := &hclsyntax.LiteralValueExpr{Val: cty.NumberIntVal(n), SrcRange: f.CollExpr.Range()}
-		f.CollExpr = call(countFunc, f.CollExpr, weight)
 	}
 	for _, t := range tmpls {
 		for i, p := range t.Parts {
 			if _, lit := p.(*hclsyntax.LiteralValueExpr); !lit {
-				t.Parts[i] = call(bytesFunc, p)
+				t.Parts[i] = metered(bytesFunc, p)
+			}
+		}
+	}
+	// [local.a, local.a, …] repeats what it refers to as a for does
+	for _, t := range tuples {
+		for i, x := range t.Exprs {
+			if refers(x) {
+				t.Exprs[i] = metered(elemFunc, x)
+			}
+		}
+	}
+	for _, o := range objects {
+		for i, it := range o.Items {
+			if refers(it.ValueExpr) {
+				o.Items[i].ValueExpr = metered(elemFunc, it.ValueExpr)
 			}
 		}
 	}
 }
 
-// literalBytes is the size of the string literals in node: what evaluating it copies at least.
-func literalBytes(node hclsyntax.Node) int64 {
-	var n int64
-	hclsyntax.VisitAll(node, func(n2 hclsyntax.Node) hcl.Diagnostics {
-		if l, ok := n2.(*hclsyntax.LiteralValueExpr); ok && l.Val.Type() == cty.String && l.Val.IsKnown() && !l.Val.IsNull() {
-			n += int64(len(l.Val.AsString()))
-		}
+// refers reports whether x may evaluate to more than its source: anything but a literal
+// (whose elements are metered themselves).
+func refers(x hclsyntax.Expression) bool {
+	switch x := x.(type) {
+	case *hclsyntax.LiteralValueExpr, *hclsyntax.TupleConsExpr, *hclsyntax.ObjectConsExpr, meteredExpr:
+		return false
+	case *hclsyntax.TemplateExpr:
+		return !x.IsStringLiteral()
+	}
+	return true
+}
+
+// meteredExpr evaluates Args[0] and charges it to the evaluation's meter as Name says. It is
+// a FunctionCallExpr for the rest of hclsyntax (walks, Variables) and nothing calls it.
+type meteredExpr struct{ *hclsyntax.FunctionCallExpr }
+
+func metered(name string, x hclsyntax.Expression) meteredExpr {
+	rng := x.Range()
+	return meteredExpr{&hclsyntax.FunctionCallExpr{Name: name, Args: []hclsyntax.Expression{x},
+		NameRange: rng, OpenParenRange: rng, CloseParenRange: rng}}
+}
+
+// UnwrapExpression and ExprCall let hcl's static analysis (hcl.ExprList, AbsTraversalForExpr,
+// typeexpr ...) see the expression metered, not the wrapper.
+func (x meteredExpr) UnwrapExpression() hcl.Expression { return x.Args[0] }
+
+func (x meteredExpr) ExprCall() *hcl.StaticCall {
+	c, ds := hcl.ExprCall(x.Args[0])
+	if ds.HasErrors() {
 		return nil
-	})
-	return n
+	}
+	return c
 }
 
-// call is name(args...), placed where args[0] is.
-func call(name string, args ...hclsyntax.Expression) *hclsyntax.FunctionCallExpr {
-	rng := args[0].Range()
-	return &hclsyntax.FunctionCallExpr{Name: name, Args: args, NameRange: rng, OpenParenRange: rng, CloseParenRange: rng}
+func (x meteredExpr) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	m := meterOf(ctx)
+	if m == nil {
+		return x.Args[0].Value(ctx)
+	}
+	if m.Would(0, 0, "") != nil {
+		return cty.DynamicVal, nil // over already, and said so
+	}
+	v, ds := x.Args[0].Value(ctx)
+	if ds.HasErrors() {
+		return v, ds
+	}
+	uv, _ := v.Unmark()
+	var err error
+	switch {
+	case !uv.IsKnown() || uv.IsNull():
+	case x.Name == countFunc && uv.CanIterateElements():
+		err = m.Elements(int64(uv.LengthInt())*budget.IterationCost, "for expression")
+	case x.Name == elemFunc:
+		err = budget.Charge(m, v, "for expression")
+	case x.Name == bytesFunc && uv.Type() == cty.String:
+		err = m.Bytes(int64(len(uv.AsString())), "string template")
+	}
+	if err != nil {
+		return cty.DynamicVal, append(ds, stopDiag(err, x.Args[0].Range()))
+	}
+	return v, ds
 }
 
-// countFunction returns a for expression's collection unchanged after charging its length
-// times budget.IterationCost elements, and its length times the literal bytes of the body.
-func countFunction(meter func() *budget.Meter) function.Function {
+var meterType = cty.Capsule("meter", reflect.TypeOf(budget.Meter{}))
+
+// meterOf is the meter of the evaluation ctx belongs to, nil if none.
+func meterOf(ctx *hcl.EvalContext) *budget.Meter {
+	for ; ctx != nil; ctx = ctx.Parent() {
+		if f, ok := ctx.Functions[meterFunc]; ok {
+			v, err := f.Call(nil)
+			if err != nil || v.IsNull() {
+				return nil
+			}
+			return v.EncapsulatedValue().(*budget.Meter)
+		}
+	}
+	return nil
+}
+
+// meterFunction returns the meter meter returns, for meterOf.
+func meterFunction(meter func() *budget.Meter) function.Function {
 	return function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "collection", Type: cty.DynamicPseudoType,
-			AllowUnknown: true, AllowNull: true, AllowMarked: true, AllowDynamicType: true}, {Name: "bytes", Type: cty.Number}},
-		Type: func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
-		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			v, _ := args[0].Unmark()
-			if !v.IsKnown() || v.IsNull() || !v.CanIterateElements() {
-				return args[0], nil
+		Type: function.StaticReturnType(meterType),
+		Impl: func([]cty.Value, cty.Type) (cty.Value, error) {
+			m := meter()
+			if m == nil {
+				return cty.NullVal(meterType), nil
 			}
-			n := int64(v.LengthInt())
-			per, _ := args[1].AsBigFloat().Int64()
-			if err := meter().Elements(n*budget.IterationCost, "for expression"); err != nil {
-				return cty.NilVal, err
-			}
-			if per > 0 {
-				if err := meter().Bytes(n*per, "for expression"); err != nil {
-					return cty.NilVal, err
-				}
-			}
-			return args[0], nil
-		},
-	})
-}
-
-// bytesFunction returns its string argument, charging its length to the meter.
-func bytesFunction(meter func() *budget.Meter) function.Function {
-	return function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "s", Type: cty.DynamicPseudoType,
-			AllowUnknown: true, AllowNull: true, AllowMarked: true, AllowDynamicType: true}},
-		Type: func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
-		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			v, _ := args[0].Unmark()
-			if v.IsKnown() && !v.IsNull() && v.Type() == cty.String {
-				if err := meter().Bytes(int64(len(v.AsString())), "string template"); err != nil {
-					return cty.NilVal, err
-				}
-			}
-			return args[0], nil
+			return cty.CapsuleVal(meterType, m), nil
 		},
 	})
 }
@@ -160,8 +219,7 @@ func (p *tablePool) get(m *budget.Meter) *funcTable {
 		t = &funcTable{}
 		meter := func() *budget.Meter { return t.meter }
 		t.fns = budget.WrapAll(functions(p.files, p.root), meter)
-		t.fns[countFunc] = countFunction(meter)
-		t.fns[bytesFunc] = bytesFunction(meter)
+		t.fns[meterFunc] = meterFunction(meter)
 	}
 	t.meter = m
 	return t
@@ -175,12 +233,11 @@ func (p *tablePool) put(t *funcTable) {
 }
 
 // staticContext is the context of values that may reference nothing and call no function
-// (variable defaults, lifecycle flags, variables files): only the rewritten calls, charged to
-// m. A user's call there reads "Function calls not allowed", as with no context.
+// (variable defaults, lifecycle flags, variables files), metered by m. A user's call there
+// reads "Function calls not allowed", as with no context.
 func staticContext(m *budget.Meter) *hcl.EvalContext {
-	meter := func() *budget.Meter { return m }
 	return &hcl.EvalContext{Functions: map[string]function.Function{
-		countFunc: countFunction(meter), bytesFunc: bytesFunction(meter), staticFunc: function.New(&function.Spec{}),
+		meterFunc: meterFunction(func() *budget.Meter { return m }), staticFunc: function.New(&function.Spec{}),
 	}}
 }
 
@@ -196,11 +253,6 @@ func userDiag(d *hcl.Diagnostic) *hcl.Diagnostic {
 			}
 			return exceededDiag(ex, *rng)
 		}
-		if err := fe.FunctionCallError(); err != nil && strings.HasPrefix(fe.CalledFunctionName(), reservedPrefix) {
-			c := *d
-			c.Summary, c.Detail = "Invalid expression", err.Error()+"."
-			return &c
-		}
 	}
 	if d.Summary == "Call to unknown function" && d.EvalContext != nil {
 		root := d.EvalContext
@@ -212,6 +264,11 @@ func userDiag(d *hcl.Diagnostic) *hcl.Diagnostic {
 			c.Summary, c.Detail = "Function calls not allowed", "Functions may not be called here."
 			return &c
 		}
+	}
+	if d.Summary == "Call to unknown function" && strings.Contains(d.Detail, reservedPrefix) {
+		c := *d // no suggestion of a reserved name
+		c.Detail, _, _ = strings.Cut(c.Detail, " Did you mean")
+		return &c
 	}
 	return d
 }
