@@ -323,13 +323,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// reasonOf turns a step's failure into an event reason: the diagnostics' summaries.
+// reasonOf turns a step's failure into an event reason: the diagnostics' summaries, each
+// after the place in the template it is about (file:line,col), when it has one.
 func reasonOf(err error) string {
 	var ds diag.Diagnostics
 	if errors.As(err, &ds) {
 		var parts []string
 		for _, d := range ds.Errors() {
 			s := d.Summary
+			if d.Range.Filename != "" && d.Range.Line > 0 {
+				s = d.Range.String() + ": " + s
+			}
 			if d.Detail != "" {
 				s += ": " + d.Detail
 			}

@@ -92,8 +92,8 @@ func TestHostileTemplates(t *testing.T) {
 		"RecursiveMergeKey": {reason: "A map merging itself.",
 			src: "Resources:\n  R: {Type: AWS::SNS::Topic}\nMetadata:\n  m: &m {a: 1, <<: *m}\n", file: "merge-loop.yaml", want: rng("", 4, 20),
 			wantMsg: []string{"recursive alias"}},
-		"NestedFlowList": {reason: "9,999 nested lists: refused at the first level past the limit, before any is converted.",
-			src: nestedList(9999), file: "deep.yaml", want: rng("", 5, 206), // the 197th bracket is 201 levels down
+		"NestedFlowList": {reason: "9,999 nested lists: refused by a scan of the brackets before yaml.v3 parses (it recurses up to 10,000 levels).",
+			src: nestedList(9999), file: "deep.yaml", want: rng("", 5, 210), // the 201st bracket
 			wantMsg: []string{"the template's nesting: exceeds the depth limit of this server (200)", "--max-depth"}},
 		"NestedJSONArray": {reason: "100,000 nested arrays are refused by a scan of the brackets, before decoding.",
 			src: nestedJSON(100_000), file: "deep.json", want: rng("", 1, 265), // the 201st bracket

@@ -174,11 +174,13 @@ func (d *decoder) errf(y *yaml.Node, n *node, format string, args ...any) {
 // document expands to (aliases and merge keys followed, without expanding them) and their
 // depth. A document over a limit is refused with one diagnostic.
 func (d *decoder) parseDocument(src []byte) *node {
+	// Brackets bound a JSON document's depth, and a YAML document's flow collections: refuse a
+	// deep one before yaml.v3 recurses into it (it stops only at 10,000 levels).
+	if depth, line, col := jsonDepth(src, d.bud.Limits().Depth); d.bud.Depth(depth) != nil {
+		d.over(diag.Range{Filename: d.file, Line: line, Column: col}, d.bud.Depth(depth))
+		return nil
+	}
 	if t := bytes.TrimSpace(src); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
-		if depth, line, col := jsonDepth(src, d.bud.Limits().Depth); d.bud.Depth(depth) != nil {
-			d.over(diag.Range{Filename: d.file, Line: line, Column: col}, d.bud.Depth(depth))
-			return nil
-		}
 		if t[0] == '{' {
 			// JSON allows tabs where YAML does not; in JSON a raw tab can only be white space.
 			src = bytes.ReplaceAll(src, []byte("\t"), []byte(" "))
