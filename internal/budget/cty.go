@@ -293,25 +293,40 @@ func maxOf(a, b int64) int64 {
 	return b
 }
 
-// bracketDepth returns the deepest nesting of [ and { in s, ignoring what is inside JSON
-// strings: an upper bound of a JSON or flow-YAML document's depth found without recursion.
+// bracketDepth returns the deepest nesting of [ and { in s outside JSON strings.
 func bracketDepth(s string) int {
-	depth, max, inStr := 0, 0, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	max, _, _ := BracketDepth([]byte(s), -1)
+	return max
+}
+
+// BracketDepth returns the deepest nesting of [ and { in src outside JSON strings, found by one
+// scan without decoding anything, and the line and column of the first bracket deeper than
+// limit (0, 0 if none is). For JSON it is the document's depth; for YAML flow collections an
+// upper bound, which the check of the decoded nodes makes exact.
+func BracketDepth(src []byte, limit int) (max, line, col int) {
+	depth, inStr := 0, false
+	l, lineStart := 1, 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
 		switch {
+		case c == '\n':
+			l, lineStart = l+1, i+1
 		case inStr && c == '\\':
 			i++
 		case c == '"':
 			inStr = !inStr
 		case inStr:
 		case c == '[' || c == '{':
-			if depth++; depth > max {
+			depth++
+			if depth > max {
 				max = depth
+				if limit >= 0 && depth > limit && line == 0 {
+					line, col = l, i-lineStart+1
+				}
 			}
 		case c == ']' || c == '}':
 			depth--
 		}
 	}
-	return max
+	return max, line, col
 }

@@ -52,30 +52,21 @@ func (s *Store) StartOperation(ctx context.Context, op state.Operation) error {
 // ClaimOperation compares the lease with time.Now. Claiming an operation that is no longer
 // running fails with an error that is not a *state.BusyError.
 func (s *Store) ClaimOperation(ctx context.Context, id, owner string, leaseExpires time.Time) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		op, err := scanOp(tx.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ?`, id))
-		if err != nil {
-			return noRow(err)
-		}
-		if op.Status != state.Running {
-			return fmt.Errorf("it is %s", op.Status)
-		}
-		if op.Owner != owner && time.Now().Before(op.LeaseExpires) {
-			return busy(op)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE operations SET owner = ?, lease_expires = ? WHERE id = ?`,
-			owner, ms(leaseExpires), id)
-		return err
+	return s.setOwner(ctx, "claim", id, owner, leaseExpires, func(op state.Operation) bool {
+		return op.Owner == owner || !time.Now().Before(op.LeaseExpires)
 	})
-	var b *state.BusyError
-	if err != nil && !errors.As(err, &b) {
-		return fmt.Errorf("cannot claim operation %s: %w", id, err)
-	}
-	return err
 }
 
 // TakeOverOperation takes a running operation from prev, a dead holder.
 func (s *Store) TakeOverOperation(ctx context.Context, id, prev, owner string, leaseExpires time.Time) error {
+	return s.setOwner(ctx, "take over", id, owner, leaseExpires, func(op state.Operation) bool {
+		return op.Owner == prev || op.Owner == owner
+	})
+}
+
+// setOwner makes owner the holder of running operation id when may allows it, in one write
+// transaction; otherwise it returns a *state.BusyError naming the holder.
+func (s *Store) setOwner(ctx context.Context, verb, id, owner string, leaseExpires time.Time, may func(state.Operation) bool) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		op, err := scanOp(tx.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ?`, id))
 		if err != nil {
@@ -84,7 +75,7 @@ func (s *Store) TakeOverOperation(ctx context.Context, id, prev, owner string, l
 		if op.Status != state.Running {
 			return fmt.Errorf("it is %s", op.Status)
 		}
-		if op.Owner != prev && op.Owner != owner {
+		if !may(op) {
 			return busy(op)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE operations SET owner = ?, lease_expires = ? WHERE id = ?`,
@@ -93,7 +84,7 @@ func (s *Store) TakeOverOperation(ctx context.Context, id, prev, owner string, l
 	})
 	var b *state.BusyError
 	if err != nil && !errors.As(err, &b) {
-		return fmt.Errorf("cannot take over operation %s: %w", id, err)
+		return fmt.Errorf("cannot %s operation %s: %w", verb, id, err)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/value"
@@ -263,7 +264,7 @@ func (p *parser) paramValue(pn, at *node, kind paramKind, raw string) cty.Value 
 		}
 		return cty.BoolVal(b)
 	case kind == pJSON:
-		if depth, _, _ := jsonDepth([]byte(raw), -1); p.bud.Depth(depth) != nil {
+		if depth, _, _ := budget.BracketDepth([]byte(raw), -1); p.bud.Depth(depth) != nil {
 			return fail("its JSON value " + p.bud.Depth(depth).Error())
 		}
 		v, err := value.FromJSON([]byte(raw))

@@ -176,7 +176,7 @@ func (d *decoder) errf(y *yaml.Node, n *node, format string, args ...any) {
 func (d *decoder) parseDocument(src []byte) *node {
 	// Brackets bound a JSON document's depth, and a YAML document's flow collections: refuse a
 	// deep one before yaml.v3 recurses into it (it stops only at 10,000 levels).
-	if depth, line, col := jsonDepth(src, d.bud.Limits().Depth); d.bud.Depth(depth) != nil {
+	if depth, line, col := budget.BracketDepth(src, d.bud.Limits().Depth); d.bud.Depth(depth) != nil {
 		d.over(diag.Range{Filename: d.file, Line: line, Column: col}, d.bud.Depth(depth))
 		return nil
 	}
@@ -186,7 +186,7 @@ func (d *decoder) parseDocument(src []byte) *node {
 			src = bytes.ReplaceAll(src, []byte("\t"), []byte(" "))
 		}
 	}
-	if err := tooManyNodes(src, d.bud.Limits()); err != nil {
+	if err := budget.YAMLTooBig(src, d.bud.Limits(), "the template's YAML nodes"); err != nil {
 		d.over(diag.Range{Filename: d.file, Line: 1, Column: 1}, err)
 		return nil
 	}

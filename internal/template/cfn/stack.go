@@ -37,7 +37,7 @@ type Options struct {
 func Detect(src []byte) (template.Dialect, bool) {
 	var doc yaml.Node
 	// Text too large to parse within the default budget is told by its words (Parse refuses it).
-	if tooManyNodes(src, budget.Defaults) != nil || yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 ||
+	if budget.YAMLTooBig(src, budget.Defaults, "") != nil || yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 ||
 		doc.Content[0].Kind != yaml.MappingNode {
 		// Let Parse report the syntax error if it looks like a template at all.
 		s := string(src)
