@@ -16,7 +16,9 @@ func YAMLNodes(m *Meter, root *yaml.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := m.AliasNodes(sz.nodes); err != nil {
+	// What aliases add: the expanded document less the nodes written in it (which the text's
+	// size bounds already, see YAMLTooBig).
+	if err := m.AliasNodes(sz.nodes - c.written); err != nil {
 		return &YAMLNodeError{Node: root, Err: err}
 	}
 	return nil
@@ -89,10 +91,11 @@ func YAMLText(m *Meter, text string) error {
 }
 
 type yamlCounter struct {
-	m      *Meter
-	memo   map[*yaml.Node]yamlSize
-	active map[*yaml.Node]bool
-	alias  *yaml.Node // the innermost alias being followed
+	m       *Meter
+	memo    map[*yaml.Node]yamlSize
+	active  map[*yaml.Node]bool
+	alias   *yaml.Node // the innermost alias being followed
+	written int64      // distinct nodes sized so far: the document's own, not alias-reached
 }
 
 // fail blames y, or the innermost alias being followed when y is reached through one.
@@ -146,10 +149,12 @@ func (c *yamlCounter) size(y *yaml.Node, depth int) (yamlSize, error) {
 			return yamlSize{}, err
 		}
 		sz.height = max(sz.height, sub.height+1)
-		if sz.nodes += sub.nodes; sz.nodes > c.m.b.lim.AliasNodes && c.m.b.lim.AliasNodes >= 0 {
+		// sz.nodes - written never exceeds what aliases added so far: refusing on it is safe.
+		if sz.nodes += sub.nodes; c.m.b.lim.AliasNodes >= 0 && sz.nodes-c.written > c.m.b.lim.AliasNodes {
 			return yamlSize{}, c.fail(ch, &Exceeded{Limit: "alias-nodes", Max: c.m.b.lim.AliasNodes, What: "YAML aliases"})
 		}
 	}
 	c.memo[y] = sz
+	c.written++
 	return sz, nil
 }

@@ -23,10 +23,15 @@ func TestYAMLText(t *testing.T) {
 	for i := 1; i < 300; i++ {
 		fmt.Fprintf(&deep, "l%d: &l%d {k: *l%d}\n", i, i, i-1)
 	}
+	var many strings.Builder
+	for i := range 60_000 { // 120,001 nodes, none through an alias: a big template, not a bomb
+		fmt.Fprintf(&many, "k%d: v\n", i)
+	}
 	cases := map[string]struct {
 		text, limit string
 	}{
 		"Plain":          {text: "a: 1\nb: [1, 2, 3]\n"},
+		"ManyWritten":    {text: many.String()},
 		"BillionLaughs":  {text: laughs.String(), limit: "alias-nodes"},
 		"RecursiveAlias": {text: "a: &a [*a]\n", limit: "recursive"},
 		"DeepByAliases":  {text: deep.String(), limit: "depth"},
