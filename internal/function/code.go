@@ -22,6 +22,12 @@ const MaxCodeBytes = 250 << 20
 // files stay under MaxCodeBytes but not under the inodes and time of a shared server.
 const MaxCodeEntries = 50_000
 
+// Bounds of one entry's name: far beyond node_modules' deepest paths.
+const (
+	maxEntryName  = 1024
+	maxEntryDepth = 64
+)
+
 // ZipDir packs a code directory for Create: regular files with their modes, directories,
 // and symbolic links that stay inside dir (node_modules/.bin); others are refused.
 func ZipDir(dir string) ([]byte, error) {
@@ -150,6 +156,11 @@ type unpacker struct {
 }
 
 func (u *unpacker) entry(f *zip.File) error {
+	// Each level of a path costs a walk from the root (os.Root resolves every component):
+	// a name of 30,000 levels would cost minutes of CPU.
+	if len(f.Name) > maxEntryName || strings.Count(f.Name, "/") > maxEntryDepth {
+		return badArchive("has an entry name longer than %d bytes or deeper than %d directories: %.80q…", maxEntryName, maxEntryDepth, f.Name)
+	}
 	name := path.Clean(strings.TrimPrefix(f.Name, "./"))
 	if name == "." || name == ".." || strings.HasPrefix(name, "../") || path.IsAbs(name) || strings.Contains(f.Name, "\\") {
 		return badArchive("has an entry outside its root: %q", f.Name)

@@ -304,3 +304,18 @@ func TestUnzipRefusesTooManyEntries(t *testing.T) {
 		t.Errorf("unzip created %s before refusing", dest)
 	}
 }
+
+// TestUnzipRefusesDeepNames: a name of thousands of levels would cost a walk from the root per
+// level; it is refused before anything is made.
+func TestUnzipRefusesDeepNames(t *testing.T) {
+	for _, name := range []string{strings.Repeat("a/", 65) + "f", strings.Repeat("x", 1025)} {
+		err := unzip(archive(t, entry{name: name, body: "x"}), filepath.Join(t.TempDir(), "code"))
+		var inv *InvalidError
+		if !errors.As(err, &inv) {
+			t.Errorf("unzip of %.20q…: %v, want an InvalidError", name, err)
+		}
+	}
+	if err := unzip(archive(t, entry{name: strings.Repeat("a/", 60) + "f", body: "x"}), filepath.Join(t.TempDir(), "code")); err != nil {
+		t.Errorf("60 levels: %v", err)
+	}
+}
