@@ -32,9 +32,14 @@ type resumeMark struct {
 // resumption does not count as a death (restarts, and the in-process CLI's short-lived
 // servers, stop cleanly all the time).
 func (e *Engine) markCleanStop(ctx context.Context, op state.Operation) {
-	detail, _ := json.Marshal(resumeMark{Clean: true})
-	_, _ = e.store.Append(ctx, state.JournalEntry{Operation: op.ID, Stack: op.Stack, Step: resumeStep,
+	_ = e.mark(ctx, op, resumeMark{Clean: true})
+}
+
+func (e *Engine) mark(ctx context.Context, op state.Operation, m resumeMark) error {
+	detail, _ := json.Marshal(m)
+	_, err := e.store.Append(ctx, state.JournalEntry{Operation: op.ID, Stack: op.Stack, Step: resumeStep,
 		Phase: resumeStep, Detail: detail, At: e.now()})
+	return err
 }
 
 // breakCrashLoop journals this resumption of op, or, when op has been resumed too often
@@ -45,7 +50,9 @@ func (e *Engine) breakCrashLoop(ctx context.Context, op state.Operation) (bool, 
 	if err != nil {
 		return false, fmt.Errorf("cannot read journal of operation %s: %w", op.ID, err)
 	}
-	ends, strikes, open := 0, 0, ""
+	// strikes counts the resumptions in a row, each within resumeWindow of the one before,
+	// between which no step ended and no clean stop came.
+	ends, strikes, lastProgress, open := 0, 0, -1, ""
 	var last time.Time
 	begun := map[string]bool{}
 	for _, je := range entries {
@@ -53,16 +60,17 @@ func (e *Engine) breakCrashLoop(ctx context.Context, op state.Operation) (bool, 
 		case je.Step == resumeStep:
 			var m resumeMark
 			_ = json.Unmarshal(je.Detail, &m)
-			if m.Clean {
-				strikes, last = 0, time.Time{}
-				continue
-			}
-			if m.Progress == ends && (last.IsZero() || je.At.Sub(last) < resumeWindow) {
+			switch {
+			case m.Clean:
+				strikes, lastProgress = 0, -1
+			case m.Progress == lastProgress && je.At.Sub(last) < resumeWindow:
 				strikes++
-			} else {
+			default:
 				strikes = 1
 			}
-			last = je.At
+			if !m.Clean {
+				lastProgress, last = m.Progress, je.At
+			}
 		case je.Phase == state.End:
 			ends++
 			delete(begun, je.Step)
@@ -74,24 +82,10 @@ func (e *Engine) breakCrashLoop(ctx context.Context, op state.Operation) (bool, 
 	if !begun[open] {
 		open = ""
 	}
-	now := e.now()
-	if strikes < e.o.MaxResumes || now.Sub(last) >= resumeWindow || e.progressSince(entries, last) {
-		detail, _ := json.Marshal(resumeMark{Progress: ends})
-		_, err := e.store.Append(ctx, state.JournalEntry{Operation: op.ID, Stack: op.Stack, Step: resumeStep,
-			Phase: resumeStep, Detail: detail, At: now})
-		return false, err
+	if strikes >= e.o.MaxResumes && ends == lastProgress && e.now().Sub(last) < resumeWindow {
+		return true, e.failLooping(ctx, op, open, strikes)
 	}
-	return true, e.failLooping(ctx, op, open, strikes)
-}
-
-// progressSince reports whether a step ended after the last resumption mark.
-func (e *Engine) progressSince(entries []state.JournalEntry, mark time.Time) bool {
-	for i := len(entries) - 1; i >= 0 && entries[i].Step != resumeStep; i-- {
-		if entries[i].Phase == state.End {
-			return true
-		}
-	}
-	return false
+	return false, e.mark(ctx, op, resumeMark{Progress: ends})
 }
 
 // failLooping ends op as failed, with the stack in the failed status of its kind and phase.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +44,22 @@ func engineOn(t *testing.T, store state.Store, fake provider.Provider, o engine.
 	return e
 }
 
+// stopsAgain resumes the operations of store on a new engine with fake, waits until fake has
+// reached the call it blocks in (started), then stops that engine: one more life of a server.
+func stopsAgain(t *testing.T, store state.Store, fake provider.Provider, started <-chan struct{}, life int) {
+	t.Helper()
+	e := engineOn(t, store, fake, engine.Options{})
+	if err := e.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("resumption %d did not reach its blocking call", life)
+	}
+	e.Shutdown(context.Background())
+}
+
 // dyingStore is the store of an engine whose process dies: Shutdown stops it, but the clean-stop
 // mark a shutdown journals is never written (a killed process writes nothing more).
 type dyingStore struct{ state.Store }
@@ -68,16 +85,7 @@ func TestCrashLoopBreaker(t *testing.T) {
 	<-started
 	first.Shutdown(context.Background()) // dies at B
 	for i := range 3 {                   // resumed, and dies at B again, three times
-		e := engineOn(t, dying, blockingB(started), engine.Options{})
-		if err := e.Resume(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-started:
-		case <-time.After(20 * time.Second):
-			t.Fatalf("resumption %d did not reach B", i+1)
-		}
-		e.Shutdown(context.Background())
+		stopsAgain(t, dying, blockingB(started), started, i+1)
 	}
 	e := engineOn(t, h.store, blockingB(started), engine.Options{})
 	if err := e.Resume(context.Background()); err != nil {
@@ -121,19 +129,60 @@ func TestCleanStopsAreNotDeaths(t *testing.T) {
 	<-started
 	h.e.Shutdown(context.Background())
 	for i := range 5 {
-		e := engineOn(t, h.store, blockingB(started), engine.Options{})
-		if err := e.Resume(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-started:
-		case <-time.After(20 * time.Second):
-			t.Fatalf("resumption %d did not reach B", i+1)
-		}
-		e.Shutdown(context.Background())
+		stopsAgain(t, h.store, blockingB(started), started, i+1)
 	}
 	if o, _ := h.store.GetOperation(context.Background(), op.ID); o.Status != state.Running {
 		t.Fatalf("after five clean restarts the operation is %s (%s), want still running", o.Status, o.StatusReason)
+	}
+}
+
+// oneStepThenDie creates one resource per engine, then blocks on the next as if the process
+// died there: every resumption makes progress.
+func oneStepThenDie(started chan<- struct{}) *providertest.Fake {
+	var mu sync.Mutex
+	made := 0
+	return &providertest.Fake{CreateFn: func(ctx context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
+		mu.Lock()
+		made++
+		first := made == 1
+		mu.Unlock()
+		if !first {
+			started <- struct{}{}
+			<-ctx.Done()
+			return provider.CreateResponse{}, ctx.Err()
+		}
+		return provider.CreateResponse{ID: req.Resource.Name + "-1", Outputs: req.Props}, nil
+	}}
+}
+
+// TestDeathsWithProgressAreNoCrashLoop: an operation whose server dies again and again, but
+// that finishes a step before each death, is resumed every time.
+func TestDeathsWithProgressAreNoCrashLoop(t *testing.T) {
+	const steps = `
+Resources:
+  A: {Type: Test::Thing}
+  B: {Type: Test::Thing, Properties: {After: !Ref A}}
+  C: {Type: Test::Thing, Properties: {After: !Ref B}}
+  D: {Type: Test::Thing, Properties: {After: !Ref C}}
+  E: {Type: Test::Thing, Properties: {After: !Ref D}}
+  F: {Type: Test::Thing, Properties: {After: !Ref E}}
+  G: {Type: Test::Thing, Properties: {After: !Ref F}}
+`
+	started := make(chan struct{}, 10)
+	h := newHarness(t, blockingB(started))
+	dying := dyingStore{h.store}
+	first := engineOn(t, dying, oneStepThenDie(started), engine.Options{})
+	op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	first.Shutdown(context.Background()) // A made, dies at B
+	for i := range 5 {                   // each resumption makes one more, then dies
+		stopsAgain(t, dying, oneStepThenDie(started), started, i+1)
+	}
+	if o, _ := h.store.GetOperation(context.Background(), op.ID); o.Status != state.Running {
+		t.Fatalf("after five deaths each with progress the operation is %s (%s), want still running", o.Status, o.StatusReason)
 	}
 }
 
@@ -204,7 +253,8 @@ func TestCancelWhileResuming(t *testing.T) {
 			}
 			<-started
 			first.Shutdown(context.Background())
-			e := engineOn(t, h.store, &providertest.Fake{}, engine.Options{OwnerAlive: func(string) bool { return tc.ownerAlive }})
+			// B blocks until cancelled here too, so the run cannot finish before the Cancel arrives.
+			e := engineOn(t, h.store, blockingB(make(chan struct{}, 10)), engine.Options{OwnerAlive: func(string) bool { return tc.ownerAlive }})
 			if tc.resume {
 				if err := e.Resume(context.Background()); err != nil {
 					t.Fatal(err)
