@@ -9,8 +9,6 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/provider"
-	"github.com/cairn-dev/cairn/internal/provider/providertest"
 )
 
 // TestBudgetFailsAStepNotTheProcess: an expression whose size is known only once a resource
@@ -19,14 +17,8 @@ import (
 // for a 24 GB slice and kill the process at every restart. Now its step fails naming the
 // elements limit, the operation ends failed as any failure does, and the engine goes on.
 func TestBudgetFailsAStepNotTheProcess(t *testing.T) {
-	f := &tfFake{Fake: &providertest.Fake{}, counts: map[string]int{}}
-	h := newHarness(t, nil)
-	e, err := engine.New(engine.Options{Store: h.store, Providers: provider.NewRegistry(), Plugins: fakePlugins{f}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	h.e, h.fake = e, f.Fake
+	h, f := newTFHarness(t, nil, engine.Options{})
+	e := h.e
 	files := map[string]string{"main.tf": tfConfig("x") + `
 resource "fake_thing" "b" {
   value = tostring(length(setproduct(range(1000), range(1000), range(length(fake_thing.r0.value) > 0 ? 1000 : 0))))
@@ -79,14 +71,8 @@ resource "fake_thing" "b" {
 // TestLimitsOption: engine.Options.Limits bounds requests: a count past --max-instances is a
 // validation error naming the limit, at its place.
 func TestLimitsOption(t *testing.T) {
-	f := &tfFake{Fake: &providertest.Fake{}, counts: map[string]int{}}
-	h := newHarness(t, nil)
-	e, err := engine.New(engine.Options{Store: h.store, Providers: provider.NewRegistry(), Plugins: fakePlugins{f},
-		Limits: budget.Limits{Instances: 5}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	h, _ := newTFHarness(t, nil, engine.Options{Limits: budget.Limits{Instances: 5}})
+	e := h.e
 	files := map[string]string{"main.tf": tfConfig() + "resource \"fake_thing\" \"n\" {\n  count = 6\n}\n"}
 	v, err := e.Validate(context.Background(), api.ValidateRequest{Files: files})
 	if err != nil {
@@ -101,16 +87,11 @@ func TestLimitsOption(t *testing.T) {
 // TestOutputOverLimit: an output past a limit is a validation error at its place, not a stack
 // that fails after its resources were made.
 func TestOutputOverLimit(t *testing.T) {
-	f := &tfFake{Fake: &providertest.Fake{}, counts: map[string]int{}}
-	h := newHarness(t, nil)
-	e, err := engine.New(engine.Options{Store: h.store, Providers: provider.NewRegistry(), Plugins: fakePlugins{f}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	h, f := newTFHarness(t, nil, engine.Options{})
+	e := h.e
 	files := map[string]string{"main.tf": tfConfig("x") +
 		"output \"o\" {\n  value = length(flatten([for a in range(1000): [for b in range(1000): [for c in range(1000): c]]]))\n}\n"}
-	_, err = e.Deploy(context.Background(), "tf", api.DeployRequest{Files: files})
+	_, err := e.Deploy(context.Background(), "tf", api.DeployRequest{Files: files})
 	var ve *engine.ValidationError
 	if !errors.As(err, &ve) || len(ve.Diagnostics) != 1 || !strings.Contains(ve.Diagnostics[0].Detail, "for expression: exceeds the elements limit") ||
 		ve.Diagnostics[0].Range.Line != 10 {

@@ -62,6 +62,24 @@ type fakePlugin struct{ p provider.Provider }
 func (f fakePlugin) Version() string               { return "1.0.0" }
 func (f fakePlugin) Open(string) provider.Provider { return f.p }
 
+// newTFHarness is a harness whose engine serves the Terraform language from f (a fresh tfFake
+// when nil), with o's other options.
+func newTFHarness(t *testing.T, f *tfFake, o engine.Options) (*harness, *tfFake) {
+	t.Helper()
+	if f == nil {
+		f = &tfFake{Fake: &providertest.Fake{}, counts: map[string]int{}}
+	}
+	h := newHarness(t, nil)
+	o.Store, o.Providers, o.Plugins = h.store, provider.NewRegistry(), fakePlugins{f}
+	e, err := engine.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	h.e, h.fake = e, f.Fake
+	return h, f
+}
+
 func tfConfig(values ...string) string {
 	s := "terraform {\n  required_providers {\n    fake = { source = \"example.com/test/fake\" }\n  }\n}\n"
 	for i, v := range values {
@@ -82,13 +100,8 @@ func TestTerraformUnchangedIsNotChecked(t *testing.T) {
 		f.count("Diff " + req.Resource.Name)
 		return provider.DiffResponse{Changed: !req.NewProps.RawEquals(req.OldProps)}, nil
 	}
-	h := newHarness(t, nil)
-	e, err := engine.New(engine.Options{Store: h.store, Providers: provider.NewRegistry(), Plugins: fakePlugins{f}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	h.e = e
+	h, _ := newTFHarness(t, f, engine.Options{})
+	e := h.e
 	deploy := func(upgrade bool, values ...string) {
 		t.Helper()
 		f.mu.Lock()
@@ -142,13 +155,8 @@ func TestReplacementDestroysDependentsFirst(t *testing.T) {
 		changed := !req.NewProps.RawEquals(req.OldProps)
 		return provider.DiffResponse{Changed: changed, Replace: changed}, nil // every change replaces
 	}
-	h := newHarness(t, nil)
-	e, err := engine.New(engine.Options{Store: h.store, Providers: provider.NewRegistry(), Plugins: fakePlugins{f}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	h.e, h.fake = e, f.Fake
+	h, _ := newTFHarness(t, f, engine.Options{})
+	e := h.e
 	cfg := func(v string) map[string]string {
 		return map[string]string{"main.tf": `terraform {
   required_providers {

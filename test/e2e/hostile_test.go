@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -184,15 +185,22 @@ func secondClient(base string) (stop func() (time.Duration, error)) {
 	return func() (time.Duration, error) { close(quit); <-done; return worst, failure }
 }
 
-func TestHostileRequestsAreRefused(t *testing.T) {
+// timeServer starts a real `cairn server` that finds the hashicorp/time provider in a mirror
+// of its own; it returns what restarting it on the same state needs.
+func timeServer(t *testing.T) (bin, port, dir string, srv *exec.Cmd) {
+	t.Helper()
 	bin, err := buildCairn()
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rc := timeMirror(t)
-	t.Setenv("TF_CLI_CONFIG_FILE", rc)
-	port, dir := freePort(t), t.TempDir()
-	srv := server(t, bin, port, dir)
+	t.Setenv("TF_CLI_CONFIG_FILE", rc) // the server process inherits it
+	port, dir = freePort(t), t.TempDir()
+	return bin, port, dir, server(t, bin, port, dir)
+}
+
+func TestHostileRequestsAreRefused(t *testing.T) {
+	_, port, _, srv := timeServer(t)
 	base := "http://127.0.0.1:" + port
 	var table []string
 	for _, h := range hostileInputs() {
@@ -237,14 +245,7 @@ func TestHostileRequestsAreRefused(t *testing.T) {
 // apply passes validate and preview, then fails its step during the run with the budget's
 // diagnostic; the server lives on, and after a kill -9 and restart nothing resumes.
 func TestUnknownAtPreviewFailsTheStepNotTheServer(t *testing.T) {
-	bin, err := buildCairn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rc := timeMirror(t)
-	t.Setenv("TF_CLI_CONFIG_FILE", rc)
-	port, dir := freePort(t), t.TempDir()
-	srv := server(t, bin, port, dir)
+	bin, port, dir, srv := timeServer(t)
 	c := newClient("http://127.0.0.1:" + port)
 	cfg := timeRequired + `resource "time_static" "a" {}
 resource "time_static" "b" {
