@@ -4,7 +4,7 @@
 // may build, and wall time. Exceeding a limit is an *Exceeded error that names the limit and
 // the server flag that changes it; the caller turns it into a diagnostic with a source range.
 // Nothing here panics or allocates in proportion to what it refuses. It imports only the
-// standard library and go-cty.
+// standard library, go-cty and yaml.v3.
 package budget
 
 import (
@@ -154,9 +154,6 @@ func From(ctx context.Context) *Budget {
 
 // Limits returns the limits in force.
 func (b *Budget) Limits() Limits { return b.lim }
-
-// Context returns the context evaluations run in.
-func (b *Budget) Context() context.Context { return b.ctx }
 
 // Err returns a non-nil error once the request's time is up (an *Exceeded for "time") or the
 // request was cancelled (its client went away): evaluations check it between steps.

@@ -48,24 +48,6 @@ func TestSetproductPrecheck(t *testing.T) {
 	}
 }
 
-// TestCountFunction: a for expression's collection costs IterationCost elements per element,
-// unknown and null collections nothing, and it is returned unchanged.
-func TestCountFunction(t *testing.T) {
-	ctx, stop := With(context.Background(), Limits{Elements: 10 * IterationCost})
-	defer stop()
-	m := From(ctx).Meter()
-	f := CountFunction(func() *Meter { return m })
-	for _, v := range []cty.Value{rangeOf(6), cty.UnknownVal(cty.List(cty.Number)), cty.NullVal(cty.List(cty.Number))} {
-		got, err := f.Call([]cty.Value{v})
-		if err != nil || !got.RawEquals(v) {
-			t.Fatalf("count(%#v) = %#v, %v; want it unchanged", v, got, err)
-		}
-	}
-	if _, err := f.Call([]cty.Value{rangeOf(5)}); err == nil || !strings.Contains(err.Error(), "for expression: exceeds the elements limit") {
-		t.Errorf("11 elements of for expressions with room for 10: %v, want the elements limit", err)
-	}
-}
-
 // TestAliasing: functions that copy what their arguments share are refused before they
 // build it, and a function called on a large value pays for cty's walk of it.
 func TestAliasing(t *testing.T) {
@@ -103,5 +85,24 @@ func TestAliasing(t *testing.T) {
 				t.Errorf("%s: %v, want the %s limit", tc.name, err, tc.limit)
 			}
 		})
+	}
+}
+
+// TestWrapKeepsRefinements: a wrapped function's unknown result is refined as the function
+// refines it unwrapped (upper of an unknown string is a non-null unknown string).
+func TestWrapKeepsRefinements(t *testing.T) {
+	m := From(context.Background()).Meter()
+	up := Wrap("upper", stdlib.UpperFunc, func() *Meter { return m })
+	for _, f := range []struct {
+		name string
+		fn   func([]cty.Value) (cty.Value, error)
+	}{{"unwrapped", stdlib.UpperFunc.Call}, {"wrapped", up.Call}} {
+		v, err := f.fn([]cty.Value{cty.UnknownVal(cty.String)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.Range().DefinitelyNotNull() {
+			t.Errorf("%s: upper(unknown) is not known to be non-null: %#v", f.name, v)
+		}
 	}
 }

@@ -51,13 +51,15 @@ func Charge(m *Meter, v cty.Value, what string) error {
 func Wrap(name string, f function.Function, meter func() *Meter) function.Function {
 	// The wrapper takes marked arguments as they are: cty would otherwise walk every argument
 	// through its aliases for marks before the precheck runs (f unmarks what it must).
+	// It takes unknown arguments too, and hands a call with one to f as it is: f then refines
+	// its unknown result as it would unwrapped (upper(x) != null is true for an unknown x).
 	params := f.Params()
 	for i := range params {
-		params[i].AllowMarked = true
+		params[i].AllowMarked, params[i].AllowUnknown = true, true
 	}
 	varParam := f.VarParam()
 	if varParam != nil {
-		varParam.AllowMarked = true
+		varParam.AllowMarked, varParam.AllowUnknown = true, true
 	}
 	spec := &function.Spec{
 		Description: f.Description(),
@@ -73,12 +75,10 @@ func Wrap(name string, f function.Function, meter func() *Meter) function.Functi
 			}
 			return f.ReturnTypeForValues(args)
 		},
+		// cty runs Type right before Impl: the precheck is done by then.
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			m := meter()
 			if err := walked(m, name, args); err != nil {
-				return cty.NilVal, err
-			}
-			if err := precheck(m, name, args); err != nil {
 				return cty.NilVal, err
 			}
 			if err := m.b.Err(); err != nil {
@@ -110,28 +110,6 @@ func WrapAll(fns map[string]function.Function, meter func() *Meter) map[string]f
 // scope and evaluates the body (a few microseconds in HCL), not just a value, so nested fors
 // are stopped within a second or so rather than after millions of iterations.
 const IterationCost = 8
-
-// CountFunction returns a function of one argument that charges the length of a known
-// collection (times IterationCost) to the meter and returns the argument unchanged (marks and
-// unknowns included). Wrapping the collection of a `for` expression in it bounds what nested
-// `for`s build before they build it.
-func CountFunction(meter func() *Meter) function.Function {
-	return function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "collection", Type: cty.DynamicPseudoType,
-			AllowUnknown: true, AllowNull: true, AllowMarked: true, AllowDynamicType: true}},
-		Type: func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
-		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			v := args[0]
-			uv, _ := v.Unmark()
-			if uv.IsKnown() && !uv.IsNull() && uv.CanIterateElements() {
-				if err := meter().Elements(int64(uv.LengthInt())*IterationCost, "for expression"); err != nil {
-					return cty.NilVal, err
-				}
-			}
-			return v, nil
-		},
-	})
-}
 
 // maxBcryptCost bounds bcrypt's cost: each step doubles the time, 14 is about a second here.
 const maxBcryptCost = 14
@@ -301,8 +279,10 @@ func bracketDepth(s string) int {
 
 // BracketDepth returns the deepest nesting of [ and { in src outside JSON strings, found by one
 // scan without decoding anything, and the line and column of the first bracket deeper than
-// limit (0, 0 if none is). For JSON it is the document's depth; for YAML flow collections an
-// upper bound, which the check of the decoded nodes makes exact.
+// limit (0, 0 if none is). For JSON it is the document's depth. For YAML it only catches deep
+// flow collections early: a quote in a comment or a single-quoted scalar can hide brackets from
+// it, so YAMLNodes checks the decoded document's depth as well (yaml.v3 itself stops at 10,000
+// levels).
 func BracketDepth(src []byte, limit int) (max, line, col int) {
 	depth, inStr := 0, false
 	l, lineStart := 1, 0

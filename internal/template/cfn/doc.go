@@ -16,7 +16,7 @@
 // builds. Exceeding a limit is one diagnostic naming it, never a crash.
 //
 // Files: parse.go turns yaml.v3 nodes (JSON is YAML) into a tree of values with positions;
-// limits.go holds the scans and checks run before that; stack.go reads the sections;
+// the scans run before that are budget's (YAMLTooBig, BracketDepth); stack.go reads the sections;
 // params.go binds parameters; conditions.go decides conditions; eval.go and intrinsics.go
 // evaluate expressions; deps.go finds dependencies and cycles.
 //

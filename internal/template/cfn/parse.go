@@ -170,7 +170,7 @@ func (d *decoder) errf(y *yaml.Node, n *node, format string, args ...any) {
 
 // parseDocument decodes JSON or YAML source to an AST. Before anything is built it checks
 // the document against the budget: a JSON document's nesting by a scan of its brackets and
-// the text's nodes by a scan of its indicators (see nodeBound), then the nodes the YAML
+// the text's nodes by a scan of its indicators (see budget.YAMLNodeBound), then the nodes the YAML
 // document expands to (aliases and merge keys followed, without expanding them) and their
 // depth. A document over a limit is refused with one diagnostic.
 func (d *decoder) parseDocument(src []byte) *node {

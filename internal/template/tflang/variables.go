@@ -119,33 +119,39 @@ func (m *module) bindVariables(opts Options, st *template.Stack) hcl.Diagnostics
 func (m *module) validate(name string) hcl.Diagnostics {
 	var ds hcl.Diagnostics
 	for _, b := range m.vars[name].validations {
-		attrs, d := b.Body.JustAttributes()
-		ds = append(ds, d...)
-		cond, ok := attrs["condition"]
-		if !ok {
-			continue
-		}
-		e := m.evaluator(nil, key{})
-		ctx, d := e.context(cond.Expr.Variables())
-		ds = append(ds, d...)
-		v, d := cond.Expr.Value(ctx)
-		ds = append(ds, d...)
-		defer e.done()
-		if d.HasErrors() || !v.IsKnown() || v.IsNull() {
-			continue
-		}
-		v, _ = v.Unmark()
-		if v.Type() == cty.Bool && v.False() {
-			msg := "Invalid value for variable"
-			if ma, ok := attrs["error_message"]; ok {
-				if mv, d := ma.Expr.Value(ctx); !d.HasErrors() && mv.Type() == cty.String {
-					mv, _ = mv.Unmark()
-					msg = mv.AsString()
-				}
+		ds = append(ds, m.validateOne(b)...)
+	}
+	return ds
+}
+
+// validateOne evaluates one validation block; its evaluator's function table goes back to the
+// pool when it returns.
+func (m *module) validateOne(b *hcl.Block) hcl.Diagnostics {
+	attrs, ds := b.Body.JustAttributes()
+	cond, ok := attrs["condition"]
+	if !ok {
+		return ds
+	}
+	e := m.evaluator(nil, key{})
+	defer e.done()
+	ctx, d := e.context(cond.Expr.Variables())
+	ds = append(ds, d...)
+	v, d := cond.Expr.Value(ctx)
+	ds = append(ds, d...)
+	if d.HasErrors() || !v.IsKnown() || v.IsNull() {
+		return ds
+	}
+	v, _ = v.Unmark()
+	if v.Type() == cty.Bool && v.False() {
+		msg := "Invalid value for variable"
+		if ma, ok := attrs["error_message"]; ok {
+			if mv, d := ma.Expr.Value(ctx); !d.HasErrors() && mv.Type() == cty.String {
+				mv, _ = mv.Unmark()
+				msg = mv.AsString()
 			}
-			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
-				Detail: fmt.Sprintf("%s\n\nThis was checked by the validation rule at %s.", msg, cond.Range.String()), Subject: cond.Expr.Range().Ptr()})
 		}
+		ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
+			Detail: fmt.Sprintf("%s\n\nThis was checked by the validation rule at %s.", msg, cond.Range.String()), Subject: cond.Expr.Range().Ptr()})
 	}
 	return ds
 }
