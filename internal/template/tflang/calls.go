@@ -153,7 +153,7 @@ func parseFile(src []byte, name string, m *budget.Meter) (*hcl.File, hcl.Diagnos
 		}
 		f, ds := hcljson.Parse(src, name)
 		if f != nil {
-			f.Body = jsonBody{f.Body, m.Budget()}
+			f.Body = jsonBody{f.Body, m.Budget(), &templates{}}
 		}
 		return f, ds
 	}

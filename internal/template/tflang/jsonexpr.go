@@ -3,6 +3,7 @@ package tflang
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -19,6 +20,19 @@ import (
 type jsonBody struct {
 	hcl.Body
 	b *budget.Budget
+	t *templates // shared by every body and expression of one file
+}
+
+// templates caches a file's strings parsed as templates, by start byte: an expression is
+// evaluated once per resource instance and per reference, the string parsed once.
+type templates struct {
+	mu sync.Mutex
+	m  map[int]parsedTemplate
+}
+
+type parsedTemplate struct {
+	expr  hclsyntax.Expression // nil: not a template
+	diags hcl.Diagnostics
 }
 
 func (j jsonBody) Content(s *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
@@ -29,7 +43,7 @@ func (j jsonBody) Content(s *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics)
 func (j jsonBody) PartialContent(s *hcl.BodySchema) (*hcl.BodyContent, hcl.Body, hcl.Diagnostics) {
 	c, rest, ds := j.Body.PartialContent(s)
 	if rest != nil {
-		rest = jsonBody{rest, j.b}
+		rest = jsonBody{rest, j.b, j.t}
 	}
 	return j.content(c), rest, ds
 }
@@ -48,7 +62,7 @@ func (j jsonBody) content(c *hcl.BodyContent) *hcl.BodyContent {
 	out.Blocks = make(hcl.Blocks, len(c.Blocks))
 	for i, b := range c.Blocks {
 		nb := *b
-		nb.Body = jsonBody{b.Body, j.b}
+		nb.Body = jsonBody{b.Body, j.b, j.t}
 		out.Blocks[i] = &nb
 	}
 	return &out
@@ -61,7 +75,7 @@ func (j jsonBody) attrs(in hcl.Attributes) hcl.Attributes {
 	out := make(hcl.Attributes, len(in))
 	for n, a := range in {
 		na := *a
-		na.Expr = jsonExpr{a.Expr, j.b}
+		na.Expr = jsonExpr{a.Expr, j.b, j.t}
 		out[n] = &na
 	}
 	return out
@@ -71,15 +85,34 @@ func (j jsonBody) attrs(in hcl.Attributes) hcl.Attributes {
 type jsonExpr struct {
 	hcl.Expression
 	b *budget.Budget
+	t *templates
 }
 
-func (x jsonExpr) wrap(e hcl.Expression) hcl.Expression { return jsonExpr{e, x.b} }
+func (x jsonExpr) wrap(e hcl.Expression) hcl.Expression { return jsonExpr{e, x.b, x.t} }
 
 func (x jsonExpr) UnwrapExpression() hcl.Expression { return x.Expression }
 
 // template is the string x holds as a parsed, rewritten template; nil when x is not a string
-// or holds no template sequence.
+// or holds no template sequence. It is parsed once per file (see templates).
 func (x jsonExpr) template() (hclsyntax.Expression, hcl.Diagnostics) {
+	if x.t == nil {
+		return x.parseTemplate()
+	}
+	at := x.Range().Start.Byte
+	x.t.mu.Lock()
+	defer x.t.mu.Unlock()
+	if p, ok := x.t.m[at]; ok {
+		return p.expr, p.diags
+	}
+	expr, ds := x.parseTemplate()
+	if x.t.m == nil {
+		x.t.m = map[int]parsedTemplate{}
+	}
+	x.t.m[at] = parsedTemplate{expr, ds}
+	return expr, ds
+}
+
+func (x jsonExpr) parseTemplate() (hclsyntax.Expression, hcl.Diagnostics) {
 	if x.list() != nil || x.pairs() != nil {
 		return nil, nil
 	}
