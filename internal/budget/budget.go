@@ -107,6 +107,18 @@ func (e *Exceeded) Error() string {
 		what, e.Limit, max, Flag[e.Limit])
 }
 
+// Named returns err with what as the name of what reached the limit, when err is an
+// *Exceeded that names nothing yet; any other err unchanged.
+func Named(err error, what string) error {
+	var e *Exceeded
+	if errors.As(err, &e) && e.What == "" {
+		named := *e
+		named.What = what
+		return &named
+	}
+	return err
+}
+
 // IsExceeded reports whether err is or wraps an *Exceeded.
 func IsExceeded(err error) bool {
 	var e *Exceeded

@@ -63,11 +63,11 @@ func (e *Engine) parse(ctx context.Context, stackName, stackID string, src sourc
 		return tflang.Parse(ctx, files, tflang.Options{Vars: src.params, VarFiles: src.varFiles, Env: src.env, Validate: validate})
 	}
 	text := []byte(src.text)
-	if _, ok := cfn.Detect(text); !ok {
+	d, ok := cfn.Detect(text)
+	if !ok {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Range{Filename: src.name}, "",
 			"not a CloudFormation or ROS template: expected AWSTemplateFormatVersion, ROSTemplateFormatVersion or a Resources section")}
 	}
-	d, _ := cfn.Detect(text)
 	if stackID == "" {
 		stackID = e.stackID(stackName, d)
 	}

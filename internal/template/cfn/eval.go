@@ -95,7 +95,7 @@ func (ev *evaluator) errf(n *node, format string, args ...any) cty.Value {
 func (ev *evaluator) exceeded(n *node, err error) cty.Value {
 	if !ev.over {
 		ev.over = true
-		ev.errf(n, "%s", nesting(err))
+		ev.errf(n, "%s", budget.Named(err, "the template's nesting"))
 	}
 	return cty.DynamicVal
 }

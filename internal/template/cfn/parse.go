@@ -217,18 +217,7 @@ func (d *decoder) parseDocument(src []byte) *node {
 
 // over reports a budget the document exceeds.
 func (d *decoder) over(rng diag.Range, err error) {
-	d.diags = d.diags.Append(diag.Errorf(rng, "", "%s", nesting(err)))
-}
-
-// nesting names what reached the depth limit in err, which says nothing of it.
-func nesting(err error) error {
-	var e *budget.Exceeded
-	if errors.As(err, &e) && e.What == "" {
-		named := *e
-		named.What = "the template's nesting"
-		return &named
-	}
-	return err
+	d.diags = d.diags.Append(diag.Errorf(rng, "", "%s", budget.Named(err, "the template's nesting")))
 }
 
 // syntaxError turns a yaml.v3 error ("yaml: line 3: ...") into a diagnostic at that line.

@@ -2,7 +2,6 @@ package tflang
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -88,7 +87,7 @@ func checkSource(src []byte, name string, start hcl.Pos, mode lexMode, m *budget
 	stack := []*frame{{resetOnBreak: mode == lexConfig}}
 	blocks, ops := 0, 0 // %{ if } and %{ for } open; operators of every open level
 	over := func(err error, rng hcl.Range) (*source, hcl.Diagnostics) {
-		return nil, hcl.Diagnostics{exceededDiag(nesting(err), rng)}
+		return nil, hcl.Diagnostics{exceededDiag(budget.Named(err, "nesting"), rng)}
 	}
 	depth := func() int { return base + len(stack) - 1 + blocks + ops }
 	pop := func() {
@@ -434,7 +433,7 @@ func jsonDepth(src []byte, name string, m *budget.Meter) hcl.Diagnostics {
 			depth++
 			if err := b.Depth(depth); err != nil {
 				p := hcl.Pos{Line: pos.Line, Column: pos.Column, Byte: i}
-				return hcl.Diagnostics{exceededDiag(nesting(err), hcl.Range{Filename: name, Start: p, End: p})}
+				return hcl.Diagnostics{exceededDiag(budget.Named(err, "nesting"), hcl.Range{Filename: name, Start: p, End: p})}
 			}
 		case ']', '}':
 			depth--
@@ -476,15 +475,4 @@ func jsonTemplate(lit []byte, name string, start hcl.Pos, depth int, m *budget.M
 	}
 	_, ds := checkSource([]byte(str), name, start, lexTemplate, m, depth)
 	return ds
-}
-
-// nesting names what reached the depth limit.
-func nesting(err error) error {
-	var e *budget.Exceeded
-	if errors.As(err, &e) && e.What == "" {
-		named := *e
-		named.What = "nesting"
-		return &named
-	}
-	return err
 }
