@@ -63,28 +63,18 @@ var Flag = map[string]string{
 // withDefaults fills zero fields from Defaults.
 func (l Limits) withDefaults() Limits {
 	d := Defaults
-	if l.Depth != 0 {
-		d.Depth = l.Depth
+	return Limits{Depth: or(l.Depth, d.Depth), AliasNodes: or(l.AliasNodes, d.AliasNodes),
+		Instances: or(l.Instances, d.Instances), Resources: or(l.Resources, d.Resources),
+		Elements: or(l.Elements, d.Elements), Bytes: or(l.Bytes, d.Bytes), Time: or(l.Time, d.Time)}
+}
+
+// or is v, or def when v is zero.
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
 	}
-	if l.AliasNodes != 0 {
-		d.AliasNodes = l.AliasNodes
-	}
-	if l.Instances != 0 {
-		d.Instances = l.Instances
-	}
-	if l.Resources != 0 {
-		d.Resources = l.Resources
-	}
-	if l.Elements != 0 {
-		d.Elements = l.Elements
-	}
-	if l.Bytes != 0 {
-		d.Bytes = l.Bytes
-	}
-	if l.Time != 0 {
-		d.Time = l.Time
-	}
-	return d
+	return v
 }
 
 // Exceeded says a limit was reached. Limit is a key of Flag.
@@ -218,36 +208,33 @@ func (m *Meter) tick() error {
 	return nil
 }
 
-// Elements charges n collection elements; what names what built them.
-func (m *Meter) Elements(n int64, what string) error {
-	if m.elements += n; n < 0 || m.b.lim.Elements >= 0 && m.elements > m.b.lim.Elements {
-		return &Exceeded{Limit: "elements", Max: m.b.lim.Elements, What: what}
+// charge adds n to *total and returns an *Exceeded naming limit when it passes max (a
+// negative max: no limit; a negative n is refused as overflow).
+func (m *Meter) charge(total *int64, n, max int64, limit, what string) error {
+	if *total += n; n < 0 || max >= 0 && *total > max {
+		return &Exceeded{Limit: limit, Max: max, What: what}
 	}
 	return m.tick()
+}
+
+// Elements charges n collection elements; what names what built them.
+func (m *Meter) Elements(n int64, what string) error {
+	return m.charge(&m.elements, n, m.b.lim.Elements, "elements", what)
 }
 
 // Bytes charges n string bytes; what names what built them.
 func (m *Meter) Bytes(n int64, what string) error {
-	if m.bytes += n; n < 0 || m.b.lim.Bytes >= 0 && m.bytes > m.b.lim.Bytes {
-		return &Exceeded{Limit: "bytes", Max: m.b.lim.Bytes, What: what}
-	}
-	return m.tick()
+	return m.charge(&m.bytes, n, m.b.lim.Bytes, "bytes", what)
 }
 
 // AliasNodes charges n nodes reached through a YAML alias or merge key.
 func (m *Meter) AliasNodes(n int64) error {
-	if m.aliases += n; n < 0 || m.b.lim.AliasNodes >= 0 && m.aliases > m.b.lim.AliasNodes {
-		return &Exceeded{Limit: "alias-nodes", Max: m.b.lim.AliasNodes, What: "YAML aliases"}
-	}
-	return m.tick()
+	return m.charge(&m.aliases, n, m.b.lim.AliasNodes, "alias-nodes", "YAML aliases")
 }
 
 // Resources charges n resources of a stack.
 func (m *Meter) Resources(n int64) error {
-	if m.resources += n; n < 0 || m.b.lim.Resources >= 0 && m.resources > m.b.lim.Resources {
-		return &Exceeded{Limit: "resources", Max: m.b.lim.Resources, What: "the stack's resources"}
-	}
-	return m.tick()
+	return m.charge(&m.resources, n, m.b.lim.Resources, "resources", "the stack's resources")
 }
 
 // Would reports, without charging, whether building n more elements (or bytes, for strings)
