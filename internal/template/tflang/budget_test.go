@@ -244,7 +244,30 @@ func TestHeredoc(t *testing.T) {
 		if o := st.Outputs[0]; o.Range.String() != "main.tf:16005:1" {
 			t.Errorf("flush=%v: output after the heredoc at %s, want main.tf:16005:1", flush, o.Range)
 		}
+		// Linear: eight times the lines costs about eight times the memory (hcl's own merging
+		// of the literals, quadratic, made it 64 times).
+		small := allocsOf(func() {
+			eval(t, mustParse(t, files("main.tf", heredoc(2000, flush)), Options{}).Outputs[0].Value, scope{})
+		})
+		large := allocsOf(func() {
+			eval(t, mustParse(t, files("main.tf", heredoc(16000, flush)), Options{}).Outputs[0].Value, scope{})
+		})
+		ratio := float64(large) / float64(small)
+		t.Logf("flush=%v: allocations grew %.1f times for 8 times the lines", flush, ratio)
+		if ratio > 16 {
+			t.Errorf("flush=%v: 16,000 lines allocated %.0f times what 2,000 did (%d / %d bytes): not linear", flush, ratio, large, small)
+		}
 	}
+}
+
+// allocsOf returns the bytes f allocates.
+func allocsOf(f func()) uint64 {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
 
 // TestSourceLine: diagnostics quote their line from an index of the file made once (cairn
