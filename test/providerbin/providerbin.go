@@ -61,6 +61,43 @@ func Time(tb testing.TB) string {
 	})
 }
 
+// Hashicorp providers beyond time, with the module path and version the Go module proxy
+// serves them under: their go.mod files still declare the old terraform-providers paths, and
+// the proxy holds them as pseudo-versions of release commits (random 3.9.0+1, local 2.9.0,
+// tls 4.2.1). hashicorp/null has no version on the proxy: tests use terraform_data instead.
+var (
+	RandomRelease = Release{Type: "random", Version: "3.9.0", Module: "github.com/terraform-providers/terraform-provider-random", At: "v1.3.2-0.20260513075824-f8d869dc98d9"}
+	LocalRelease  = Release{Type: "local", Version: "2.9.0", Module: "github.com/terraform-providers/terraform-provider-local", At: "v1.4.1-0.20260513075820-3561e410f9fe"}
+	TLSRelease    = Release{Type: "tls", Version: "4.2.1", Module: "github.com/hashicorp/terraform-provider-tls", At: "v1.2.1-0.20260130152455-857b38cda3fc"}
+)
+
+// Release is a hashicorp provider release installed from the Go module proxy.
+type Release struct {
+	Type    string // "random"
+	Version string // the provider's own version, as mirrored: "3.9.0"
+	Module  string // Go module path
+	At      string // Go module version of the release commit
+}
+
+// Install returns the release's binary, installing it with go install when absent.
+func (r Release) Install(tb testing.TB) string {
+	tb.Helper()
+	return build(tb, r.Type+"-"+r.Version, func(dir string) (string, error) {
+		cmd := exec.Command("go", "install", r.Module+"@"+r.At)
+		cmd.Env = append(os.Environ(), "GOBIN="+dir, "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go install %s: %v\n%s", r.Module, err, out)
+		}
+		return filepath.Join(dir, "terraform-provider-"+r.Type), nil
+	})
+}
+
+// Package is the release placed in a mirror.
+func (r Release) Package(tb testing.TB) Package {
+	tb.Helper()
+	return Package{Source: "registry.terraform.io/hashicorp/" + r.Type, Version: r.Version, Binary: r.Install(tb)}
+}
+
 // Cairntest returns the cairntest provider built to serve protocol 5 or 6.
 func Cairntest(tb testing.TB, protocol int) string {
 	tb.Helper()
