@@ -2,7 +2,11 @@
 // error codes. It imports only the standard library, so clients can depend on it alone.
 package api
 
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
 
 // DeployRequest is the body of POST /v1/stacks/{name}/deploy and /preview.
 type DeployRequest struct {
@@ -22,6 +26,14 @@ type DeployRequest struct {
 	// Parallelism bounds the provider calls the operation makes at once, as terraform's
 	// -parallelism does; 0 means the server's default.
 	Parallelism int `json:"parallelism,omitempty"`
+	// Refresh reads every resource of a Terraform-language stack back through its provider
+	// before planning, as terraform plan does by default; without it cairn plans against its
+	// stored state (one provider call fewer per resource). See api/refresh.go.
+	Refresh bool `json:"refresh,omitempty"`
+	// WorkDir is the configuration's absolute directory where the client read it, as terraform
+	// -chdir would run there: abspath and path.cwd start from it, and provider processes run in
+	// it when it exists on the server's machine. Empty: not known.
+	WorkDir string `json:"workDir,omitempty"`
 }
 
 // ValidateRequest is the body of POST /v1/validate.
@@ -101,6 +113,7 @@ type Change struct {
 	Type        string           `json:"type"`
 	Action      string           `json:"action"`
 	Replacement string           `json:"replacement,omitempty"` // for Modify: True, False or Conditional
+	MovedFrom   string           `json:"movedFrom,omitempty"`   // a moved block gave it this address: its former one
 	Details     []PropertyChange `json:"details,omitempty"`
 }
 
@@ -121,6 +134,9 @@ type PreviewResponse struct {
 	Changes     []Change     `json:"changes"`
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	LockFile    string       `json:"lockFile,omitempty"` // see Operation.LockFile
+	// Drift is what a preview with Refresh found changed outside cairn and relevant to the
+	// plan (see RefreshResponse.Drift).
+	Drift []Change `json:"drift,omitempty"`
 }
 
 // Operation is a running or finished deploy or delete.
@@ -143,6 +159,15 @@ type Output struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Value       any    `json:"value"`
+}
+
+// UnmarshalJSON decodes an output keeping its numbers exact (json.Number): an integer above
+// 2^53 would lose digits as a float64.
+func (o *Output) UnmarshalJSON(b []byte) error {
+	type plain Output
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode((*plain)(o))
 }
 
 // Resource is one resource of a stack.

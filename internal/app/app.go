@@ -62,8 +62,8 @@ type Config struct {
 	// "default"'s. Tenants own what they create (see docs/server.md, Security). Not allowed
 	// with NoAuth.
 	Tenants map[string]string
-	// AllowTenantCode lets every tenant create functions that run code on the server
-	// (runtimes provided, nodejs, terraform-provider). Without it, on a server with Tenants,
+	// AllowTenantCode lets every tenant run code on the server: functions with code
+	// (runtimes provided, nodejs, terraform-provider) and local-exec provisioners. Without it, on a server with Tenants,
 	// only tenant "default" (the server's own token) may: such code runs as the server's user.
 	AllowTenantCode bool
 	// ServiceTokenAllow lists the hosts and CIDRs that ServiceTokens and url functions may
@@ -176,7 +176,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.local = &localFunctions{log: a.log}
 	plugins.private = privateProviders{reg: reg, fns: a.fns, local: a.local, urlClient: urlFunctionClient(policy)}
 	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID,
-		Limits: cfg.Limits})
+		Limits: cfg.Limits, RunCode: tenantCode(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the engine: %w", err)
 	}

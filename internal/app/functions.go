@@ -22,16 +22,22 @@ func newFunctions(cfg Config, store *sqlite.Store, caFile string, policy *egress
 	if caFile != "" {
 		env = append(env, "NODE_EXTRA_CA_CERTS="+caFile, "SSL_CERT_FILE="+caFile)
 	}
-	var runCode func(string) bool // nil: every tenant may
-	if len(cfg.Tenants) > 0 && !cfg.AllowTenantCode {
-		runCode = func(t string) bool { return t == tenant.Default }
-	}
 	m, err := function.New(function.Config{Store: fnStore{store}, Dir: filepath.Join(cfg.Dir, "functions"),
-		Region: cfg.Region, AccountID: cfg.AccountID, Env: env, Policy: policy, RunCode: runCode})
+		Region: cfg.Region, AccountID: cfg.AccountID, Env: env, Policy: policy, RunCode: tenantCode(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start functions: %w", err)
 	}
 	return m, nil
+}
+
+// tenantCode says which tenants may run code on the server (functions with code, local-exec
+// provisioners): every tenant on a server without --tenants or with --allow-tenant-code,
+// otherwise only tenant "default". Nil: every tenant.
+func tenantCode(cfg Config) func(string) bool {
+	if len(cfg.Tenants) > 0 && !cfg.AllowTenantCode {
+		return func(t string) bool { return t == tenant.Default }
+	}
+	return nil
 }
 
 // fnStore adapts state.Functions to function.Store.

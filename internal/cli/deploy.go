@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,13 +16,14 @@ func (r *runner) deployCommand() *cobra.Command {
 		disableRollback bool
 		timeout         time.Duration
 		parallelism     int
+		refresh         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "deploy [-f FILE|DIR] --stack NAME",
 		Short: "Create or update a stack and follow its events",
 		Long: "Create or update a stack and follow its events. The template is a CloudFormation or ROS file,\n" +
 			"or a directory of Terraform-language files (.tf, .tf.json). Ctrl-C cancels the deploy: the\n" +
-			"providers are told to stop and the stack ends failed (a CloudFormation stack rolls back).",
+			"providers are told to stop and the stack ends failed (a CloudFormation stack rolls back).\n\n" + refreshHelp,
 	}
 	sf.register(cmd)
 	f := cmd.Flags()
@@ -29,6 +31,7 @@ func (r *runner) deployCommand() *cobra.Command {
 	f.BoolVar(&disableRollback, "disable-rollback", false, "keep what was created when the deploy fails")
 	f.DurationVar(&timeout, "timeout", 0, "stack timeout, such as 30m (0: none)")
 	f.IntVar(&parallelism, "parallelism", 0, "at most this many provider calls at once (0: the server's default, 64)")
+	f.BoolVar(&refresh, "refresh", false, "read every resource back through its provider first, store what is read, and repair drift")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		if err := required("--stack", stack); err != nil {
 			return err
@@ -43,7 +46,11 @@ func (r *runner) deployCommand() *cobra.Command {
 		}
 		req := src.req
 		req.DisableRollback, req.TimeoutSeconds = disableRollback, secs
-		req.Parallelism = parallelism
+		req.Parallelism, req.Refresh = parallelism, refresh
+		if refresh && src.dir == "" && !r.view().json {
+			fmt.Fprintln(r.env.Stderr, "Note: --refresh has nothing to read in a CloudFormation or ROS template: custom resources have\n"+
+				"no Read in their protocol, so the deploy plans against the stored state.")
+		}
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
 		if err != nil {

@@ -8,15 +8,18 @@ import (
 
 func (r *runner) previewCommand() *cobra.Command {
 	var (
-		sf    sourceFlags
-		stack string
+		sf      sourceFlags
+		stack   string
+		refresh bool
 	)
 	cmd := &cobra.Command{
-		Use:   "preview [-f FILE|DIR] --stack NAME",
+		Use:   "preview [-f FILE|DIR] --stack NAME [--refresh]",
 		Short: "Show what a deploy would change, without changing anything",
+		Long: "Show what a deploy would change, without changing anything.\n\n" + refreshHelp,
 	}
 	sf.register(cmd)
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
+	cmd.Flags().BoolVar(&refresh, "refresh", false, "read every resource back through its provider first and plan against what is read (shows drift; nothing is stored)")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		if err := required("--stack", stack); err != nil {
 			return err
@@ -25,6 +28,7 @@ func (r *runner) previewCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		src.req.Refresh = refresh
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
 		if err != nil {

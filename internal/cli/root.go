@@ -59,6 +59,9 @@ func (r *runner) rootCommand() *cobra.Command {
 	root.AddCommand(r.functionCommand())
 	root.AddCommand(r.providerCommand())
 	root.AddCommand(r.secretsCommand())
+	root.AddCommand(r.stateCommand())
+	root.AddCommand(r.refreshCommand())
+	root.AddCommand(r.initCommand())
 	return root
 }
 

@@ -37,7 +37,7 @@ func (r *runner) serverCommand() *cobra.Command {
 	f.StringVar(&cfg.TLSPublicURL, "tls-public-url", "", "base URL handlers use to reach the HTTPS listener (env CAIRN_TLS_PUBLIC_URL)")
 	f.BoolVar(&cfg.NoAuth, "no-auth", false, "serve without a token (loopback listeners only)")
 	f.StringVar(&tenants, "tenants", "", "file of \"TENANT TOKEN\" lines giving more tokens, each standing for a tenant that owns what it creates (env CAIRN_TENANTS); the --token is tenant \"default\"")
-	f.BoolVar(&cfg.AllowTenantCode, "allow-tenant-code", false, "with --tenants, let every tenant create functions that run code on this server (runtimes provided, nodejs, terraform-provider); default: only tenant \"default\"")
+	f.BoolVar(&cfg.AllowTenantCode, "allow-tenant-code", false, "with --tenants, let every tenant run code on this server (functions with runtimes provided, nodejs, terraform-provider; local-exec provisioners); default: only tenant \"default\"")
 	f.StringSliceVar(&cfg.ServiceTokenAllow, "service-token-allow", nil, "hosts and CIDRs that ServiceTokens and url functions may reach, comma-separated and repeatable, such as 10.0.0.0/8,handlers.internal (env CAIRN_SERVICE_TOKEN_ALLOW); default every host, but with --tenants no loopback, link-local or cloud-metadata address")
 	f.StringVar(&cfg.SecretsKeyFile, "secrets-key-file", "", "file of the keys that encrypt secrets in the state (env CAIRN_SECRETS_KEY_FILE; default DIR.secrets.key beside DIR, created 0600); or give the key itself in env CAIRN_SECRETS_KEY, base64 of 32 bytes")
 	f.StringVar(&cfg.Region, "region", "", "region pseudo parameter (env CAIRN_REGION)")

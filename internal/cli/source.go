@@ -2,17 +2,21 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/internal/template/tflang"
+	"github.com/cairn-dev/cairn/internal/tfmodule"
+	"github.com/cairn-dev/cairn/internal/tfmodule/install"
 )
 
 // sourceFlags are the flags that say which template to use and with what values: a
@@ -88,15 +92,24 @@ func hasTerraformFiles(dir string) bool {
 
 // readDir reads a Terraform configuration: every file below dir except hidden directories,
 // .terraform and terraform's own state files, by slash-separated relative path; and the
-// directories of local modules outside dir that it calls (source = "../shared"), keyed
-// by their path relative to dir ("../shared/main.tf"), as the server resolves them.
+// directories of the modules it calls that lie outside it, keyed by their path relative to
+// dir as the server resolves them: local ones ("../shared/main.tf", "../../main.tf" for a
+// module's examples/complete calling "../../") and remote ones, which installModules puts
+// in .terraform/modules first, as terraform init does.
 func (r *runner) readDir(dir string, s *sourceFlags, params map[string]string) (source, error) {
 	files := map[string]string{}
-	if err := collectFiles(files, dir, "."); err != nil {
+	if err := collectFiles(files, dir, ".", ""); err != nil {
 		return source{}, fmt.Errorf("cannot read the configuration in %s: %w", dir, err)
 	}
-	if err := collectModules(files, dir); err != nil {
+	res, err := r.installModules(context.Background(), dir, s.upgrade)
+	if err != nil {
 		return source{}, err
+	}
+	if err := collectModules(files, dir, res.Dirs); err != nil {
+		return source{}, err
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(tfmodule.ManifestPath))); err == nil {
+		files[tfmodule.ManifestPath] = string(b)
 	}
 	req := api.DeployRequest{TemplateName: dir, Files: files, Parameters: params, Upgrade: s.upgrade}
 	for _, vf := range s.varFiles {
@@ -114,12 +127,19 @@ func (r *runner) readDir(dir string, s *sourceFlags, params map[string]string) (
 		req.VarFiles = append(req.VarFiles, rel)
 	}
 	req.Env = tfVarEnv(r.env.Environ)
+	if abs, err := filepath.Abs(dir); err == nil {
+		req.WorkDir = filepath.ToSlash(abs) // terraform -chdir's working directory: abspath, path.cwd
+	}
 	return source{req: req, dir: dir}, nil
 }
 
 // collectFiles adds the files below root to files, keyed by base joined with their path
-// relative to root.
-func collectFiles(files map[string]string, root, base string) error {
+// relative to root, leaving out the directory skip (absolute; "" for none): the root module,
+// when root is a directory above it.
+func collectFiles(files map[string]string, root, base, skip string) error {
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real // go-getter installs a file:// package as a symbolic link
+	}
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -128,6 +148,11 @@ func collectFiles(files map[string]string, root, base string) error {
 		if d.IsDir() {
 			if p != root && (strings.HasPrefix(name, ".") || name == "node_modules") {
 				return filepath.SkipDir
+			}
+			if skip != "" && p != root {
+				if abs, err := filepath.Abs(p); err == nil && abs == skip {
+					return filepath.SkipDir
+				}
 			}
 			return nil
 		}
@@ -150,49 +175,96 @@ func collectFiles(files map[string]string, root, base string) error {
 	})
 }
 
-// collectModules adds the local modules outside dir that the configuration calls, directly
-// or through other modules. A module directory that does not exist is left for the server
-// to report, with the position of its source.
-func collectModules(files map[string]string, dir string) error {
+// collectModules adds the module directories dirs (relative to dir) that the walk of dir
+// did not reach: those above or beside it, and those installed under .terraform. A
+// directory above dir is sent without dir itself, which is sent already under its own
+// names. A module directory that does not exist is left for the server to report, with the
+// position of its source.
+func collectModules(files map[string]string, dir string, dirs []string) error {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("cannot read the configuration in %s: %w", dir, err)
 	}
-	var walkErr error
-	read := func(rel string) map[string][]byte {
-		if strings.HasPrefix(rel, "..") && !hasDir(files, rel) {
-			root := filepath.Join(dir, filepath.FromSlash(rel))
-			abs, err := filepath.Abs(root)
-			inside, _ := filepath.Rel(abs, absDir)
-			if err == nil && (inside == "." || !strings.HasPrefix(inside, "..")) {
-				return nil // a module directory above the configuration would send it twice
-			}
-			if fi, err := os.Stat(root); err == nil && fi.IsDir() {
-				if err := collectFiles(files, root, rel); err != nil && walkErr == nil {
-					walkErr = fmt.Errorf("cannot read module directory %s: %w", root, err)
-				}
-			}
+	sorted := append([]string(nil), dirs...)
+	sort.Strings(sorted) // a directory before the ones inside it
+	var sent []string
+	for _, rel := range sorted {
+		if !outsideWalk(rel) || within(rel, sent) {
+			continue
 		}
-		out := map[string][]byte{}
-		for name, text := range files {
-			if path.Dir(name) == rel {
-				out[name] = []byte(text)
-			}
+		root := filepath.Join(dir, filepath.FromSlash(rel))
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			continue
 		}
-		return out
+		if err := collectFiles(files, root, rel, absDir); err != nil {
+			return fmt.Errorf("cannot read module directory %s: %w", root, err)
+		}
+		sent = append(sent, rel)
 	}
-	tflang.ModuleDirs(read)
-	return walkErr
+	return nil
 }
 
-// hasDir reports whether files holds a file directly in dir.
-func hasDir(files map[string]string, dir string) bool {
-	for name := range files {
-		if path.Dir(name) == dir {
+// outsideWalk reports whether a module directory relative to the root is one that reading
+// the root does not send: above it, or in a hidden directory such as .terraform.
+func outsideWalk(rel string) bool {
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return true
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if strings.HasPrefix(part, ".") || part == "node_modules" {
 			return true
 		}
 	}
 	return false
+}
+
+// within reports whether rel is one of dirs or inside one ("../shared" is inside "..", but
+// "../.." is not).
+func within(rel string, dirs []string) bool {
+	for _, d := range dirs {
+		rest, ok := strings.CutPrefix(rel, d+"/")
+		if rel == d || ok && rest != ".." && !strings.HasPrefix(rest, "../") {
+			return true
+		}
+	}
+	return false
+}
+
+// installModules installs the remote modules the configuration in dir calls that are
+// missing or changed, into dir/.terraform/modules as terraform init does; the server never
+// fetches modules. A configuration whose modules are all installed needs no network.
+func (r *runner) installModules(ctx context.Context, dir string, upgrade bool) (install.Result, error) {
+	res, ds := install.Install(ctx, install.Options{Dir: dir, Upgrade: upgrade})
+	if len(res.Installed) > 0 && r.output != "json" {
+		for _, key := range res.Installed {
+			rec := res.Manifest[key]
+			what := rec.Source
+			if rec.Version != "" {
+				what += " " + rec.Version
+			}
+			fmt.Fprintf(r.env.Stderr, "cairn: installed module %s (%s) in %s\n", key, what, rec.Dir)
+		}
+	}
+	if ds.HasErrors() {
+		return res, fmt.Errorf("cannot install the modules of %s:%s", dir, formatHCLDiags(ds))
+	}
+	return res, nil
+}
+
+// formatHCLDiags lists diagnostics one per line, file:line:col first.
+func formatHCLDiags(ds hcl.Diagnostics) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString("\n  ")
+		if d.Subject != nil {
+			fmt.Fprintf(&b, "%s:%d:%d: ", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
+		}
+		b.WriteString(d.Summary)
+		if d.Detail != "" {
+			b.WriteString(": " + d.Detail)
+		}
+	}
+	return b.String()
 }
 
 // tfVarEnv collects TF_VAR_<name> values, as terraform reads them.

@@ -35,12 +35,26 @@ func writePlan(w io.Writer, p api.PreviewResponse, colour bool) {
 			destroy++
 		case c.Action == api.ActionRead:
 			sign, verb, ansi = "<=", "will be read during apply", ""
+		case c.Action == api.ActionForget:
+			sign, verb = ".", "will no longer be managed by Terraform, but will not be destroyed"
+		case c.MovedFrom != "": // moved, nothing else to do
+			sign, verb = "", "has moved to "+c.LogicalID
 		default:
 			continue
 		}
 		any = true
 		typ, name := splitAddress(c.LogicalID, c.Type)
-		fmt.Fprintf(w, "  # %s %s\n", c.LogicalID, verb)
+		switch {
+		case c.Action == api.ActionForget:
+			fmt.Fprintf(w, " # %s %s\n # (destroy = false is set in the configuration)\n", c.LogicalID, verb)
+		case c.MovedFrom != "" && c.Action == api.ActionNoop:
+			fmt.Fprintf(w, "  # %s %s\n", c.MovedFrom, verb)
+		default:
+			fmt.Fprintf(w, "  # %s %s\n", c.LogicalID, verb)
+			if c.MovedFrom != "" {
+				fmt.Fprintf(w, "  # (moved from %s)\n", c.MovedFrom)
+			}
+		}
 		kind := "resource"
 		if strings.HasPrefix(c.LogicalID, "data.") || strings.Contains(c.LogicalID, ".data.") {
 			kind = "data"

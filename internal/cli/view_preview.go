@@ -15,6 +15,15 @@ func (v view) preview(p api.PreviewResponse) error {
 		return writeJSON(v.w, p)
 	}
 	if p.Dialect == "terraform" {
+		if len(p.Drift) > 0 {
+			writeDrift(v.w, p.Drift, v.colour)
+			fmt.Fprintln(v.w, "Unless you have made equivalent changes to your configuration, or ignored the")
+			fmt.Fprintln(v.w, "relevant attributes using ignore_changes, the following plan may include")
+			fmt.Fprintln(v.w, "actions to undo or respond to these changes.")
+			fmt.Fprintln(v.w)
+			fmt.Fprintln(v.w, driftRule)
+			fmt.Fprintln(v.w)
+		}
 		writePlan(v.w, p, v.colour)
 		return nil
 	}

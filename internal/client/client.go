@@ -76,6 +76,14 @@ func (c *Client) Import(ctx context.Context, stack string, req api.ImportRequest
 	return res, err
 }
 
+// Refresh reads every resource of stack back through its provider and stores what it reads
+// (terraform apply -refresh-only).
+func (c *Client) Refresh(ctx context.Context, stack string, req api.RefreshRequest) (api.RefreshResponse, error) {
+	var resp api.RefreshResponse
+	err := c.do(ctx, http.MethodPost, "/v1/stacks/"+url.PathEscape(stack)+"/refresh", nil, req, &resp)
+	return resp, err
+}
+
 // Operation returns operation id. With wait > 0 the server holds the request until the
 // operation is no longer running or wait has elapsed.
 func (c *Client) Operation(ctx context.Context, id string, wait time.Duration) (api.Operation, error) {

@@ -49,6 +49,10 @@ type Options struct {
 	// Limits bound every parse and evaluation of a template (see internal/budget): each
 	// request's, and each run's without its wall time. Zero fields take budget.Defaults.
 	Limits budget.Limits
+	// RunCode reports whether a tenant may run commands on the server: local-exec
+	// provisioners, as functions with code (see app.Config.AllowTenantCode). Nil: every
+	// tenant may.
+	RunCode func(tenant string) bool
 }
 
 // ValidationError carries the diagnostics that stopped a request.

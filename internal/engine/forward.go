@@ -36,7 +36,10 @@ func (r *run) deploy(ctx context.Context) error {
 	phase, reason := r.phase()
 	switch phase {
 	case phaseForward:
-		failure, err := r.forward(ctx)
+		if err := r.applyRefactoring(ctx); err != nil { // moved.go
+			return err
+		}
+		failure, err := r.refreshThenForward(ctx) // refresh.go
 		if err != nil {
 			return err
 		}
@@ -95,7 +98,7 @@ func (r *run) forward(ctx context.Context) (string, error) {
 			if cfg := r.tmpl.Provider(name); cfg != nil {
 				return r.configure(ctx, cfg)
 			}
-			return r.apply(ctx, sc, name)
+			return r.step(ctx, sc, name)
 		})
 	if err := r.stopped(ctx); err != nil {
 		return "", err
@@ -125,6 +128,11 @@ func (r *run) forward(ctx context.Context) (string, error) {
 		return "Outputs could not be evaluated: " + reasonOf(diags.Err()), nil
 	}
 	r.stack.Outputs = outs
+	if r.tf() {
+		if err := r.reportChecks(ctx, sc); err != nil {
+			return "", err
+		}
+	}
 	return "", nil
 }
 
@@ -143,7 +151,7 @@ func (r *run) configure(ctx context.Context, cfg *template.ProviderConfig) error
 func (r *run) outputs(sc *scope) ([]byte, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if r.tf() {
-		if diags = checkOutputs(r.tmpl, sc); diags.HasErrors() {
+		if diags = checkOutputs(r.tmpl, sc).Append(outputPreconditions(r.tmpl, sc)); diags.HasErrors() {
 			return nil, diags
 		}
 	}
@@ -154,6 +162,9 @@ func (r *run) outputs(sc *scope) ([]byte, diag.Diagnostics) {
 			diags = diags.Append(ds)
 			continue
 		}
+		if uv, _ := v.Unmark(); uv.IsKnown() && uv.IsNull() {
+			continue // terraform does not list a null output either
+		}
 		outs = append(outs, api.Output{Name: o.Name, Description: o.Description, Value: value.Masked(v, api.UnknownMarker)})
 	}
 	b, err := json.Marshal(outs)
@@ -163,6 +174,9 @@ func (r *run) outputs(sc *scope) ([]byte, diag.Diagnostics) {
 // apply brings one resource to its template state: create, update, replace or nothing.
 func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 	res := r.tmpl.Resource(name)
+	if done, err := r.resumeProvision(ctx, sc, res); done { // provision.go
+		return err
+	}
 	for _, key := range []string{"create/" + name, "update/" + name} {
 		if je, ok := r.ended(key); ok { // finished before a restart
 			if je.Failed {
@@ -403,6 +417,9 @@ func (r *run) read(ctx context.Context, sc *scope, p provider.Provider, res *tem
 	if err != nil {
 		return err
 	}
+	if fail != "" && res.Check != "" {
+		return r.scopedReadFailed(ctx, sc, res, fail)
+	}
 	if fail != "" {
 		if err := r.event(ctx, res.Name, "", res.Type, "READ_FAILED", fail); err != nil {
 			return err
@@ -501,10 +518,14 @@ func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *t
 		return &stepFailed{res.Name, fail}
 	}
 	row.Status = "CREATE_COMPLETE"
+	pending := r.taintUntilProvisioned(&row, res) // provision.go
 	if err := r.end(ctx, key, token, false, detail{Kind: "create", After: imageOf(row)}, state.Write{Put: &row}); err != nil {
 		return err
 	}
 	r.markChanged(res.Name)
+	if pending {
+		return r.provision(ctx, sc, res, row, "CREATE_COMPLETE", r.warnings(res.Name, resp.Diagnostics))
+	}
 	if err := sc.setRow(row); err != nil {
 		return err
 	}
@@ -568,11 +589,15 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 		return err
 	}
 	row.Status, row.Private = "UPDATE_COMPLETE", resp.Private
+	pending := viaCreate && r.taintUntilProvisioned(&row, res) // provision.go
 	d := detail{Kind: "update", Before: imageOf(prior), After: imageOf(row), Replaced: viaCreate}
 	if err := r.end(ctx, key, token, false, d, state.Write{Put: &row}); err != nil {
 		return err
 	}
 	r.markChanged(res.Name)
+	if pending {
+		return r.provision(ctx, sc, res, row, "UPDATE_COMPLETE", r.warnings(res.Name, resp.Diagnostics))
+	}
 	if err := sc.setRow(row); err != nil {
 		return err
 	}

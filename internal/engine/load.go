@@ -28,6 +28,7 @@ type source struct {
 	env      map[string]string
 	params   map[string]string
 	upgrade  bool
+	workDir  string // where the client read the configuration (api.DeployRequest.WorkDir)
 	// applied holds the stored configuration (value.Marshal) of each resource whose last
 	// apply succeeded, and appliedWith the provider fingerprints of the last deploy that
 	// succeeded. A Terraform-language resource whose configuration is byte-for-byte the same,
@@ -39,7 +40,7 @@ type source struct {
 
 func sourceOf(req api.DeployRequest) source {
 	return source{name: req.TemplateName, text: req.Template, files: req.Files, varFiles: req.VarFiles,
-		env: req.Env, params: req.Parameters, upgrade: req.Upgrade}
+		env: req.Env, params: req.Parameters, upgrade: req.Upgrade, workDir: req.WorkDir}
 }
 
 type loadFlags int
@@ -60,7 +61,8 @@ func (e *Engine) parse(ctx context.Context, stackName, stackID string, src sourc
 			return nil, diag.Diagnostics{diag.Errorf(diag.Range{}, "",
 				"no Terraform configuration files (.tf or .tf.json) in the template directory")}
 		}
-		return tflang.Parse(ctx, files, tflang.Options{Vars: src.params, VarFiles: src.varFiles, Env: src.env, Validate: validate})
+		return tflang.Parse(ctx, files, tflang.Options{Vars: src.params, VarFiles: src.varFiles, Env: src.env, Validate: validate,
+			AbsDir: src.workDir})
 	}
 	text := []byte(src.text)
 	d, ok := cfn.Detect(text)
@@ -99,6 +101,9 @@ func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[stri
 // caller closes the provider set.
 func (e *Engine) load(ctx context.Context, stackName, stackID string, src source, flags loadFlags) (*template.Stack, *providerSet, diag.Diagnostics) {
 	st, diags := e.parse(ctx, stackName, stackID, src, flags&loadValidate != 0)
+	if st != nil && !diags.HasErrors() {
+		diags = diags.Append(e.checkProvisioners(ctx, st)) // provision.go
+	}
 	if st == nil || diags.HasErrors() {
 		return nil, nil, diags
 	}
@@ -110,10 +115,15 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 	if ps == nil {
 		return nil, nil, diags
 	}
+	if diags = diags.Append(ps.loadFunctions(ctx, st)); diags.HasErrors() {
+		_ = ps.close()
+		return nil, nil, diags
+	}
 	if flags&loadCheck != 0 {
 		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID, src))
 		if st.Dialect == template.Terraform && !diags.HasErrors() {
-			diags = diags.Append(checkOutputs(st, schemaScope{ctx: ctx, st: st, ps: ps}))
+			sc := schemaScope{ctx: ctx, st: st, ps: ps}
+			diags = diags.Append(checkOutputs(st, sc), outputPreconditions(st, sc))
 		}
 	}
 	if diags.HasErrors() {
@@ -173,6 +183,9 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet,
 	p, err := ps.lookup(r.Type, r.Provider)
 	if err != nil {
 		return diag.Diagnostics{diag.Errorf(r.TypeRange, typePath(st, r), "%s", err.Error())}
+	}
+	if ds := checkConditions(r, unknownScope{ctx, st}, path); ds.HasErrors() {
+		return ds
 	}
 	props, diags := evalBody(ctx, p, schemaKind(r), r.Properties, unknownScope{ctx, st})
 	if diags.HasErrors() {

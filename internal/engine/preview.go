@@ -54,7 +54,13 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			rows[row.Name] = row
 		}
 	}
-	pv := previewer{e: e, st: st, ps: ps, sc: newScope(ctx, st), rows: rows, appliedWith: src.appliedWith, stackName: stack, stackID: stackID,
+	var rf refactoring // moved.go
+	if st.Dialect == template.Terraform {
+		rf = refactor(st, rows)
+	}
+	sc := newScope(ctx, st)
+	sc.planning = true
+	pv := previewer{e: e, st: st, ps: ps, sc: sc, rows: rows, appliedWith: src.appliedWith, stackName: stack, stackID: stackID,
 		changed: map[string]bool{}}
 	resp := api.PreviewResponse{Stack: stack, Dialect: string(st.Dialect), Changes: []api.Change{}, LockFile: string(ps.lock)}
 	for _, name := range topoOrder(st) {
@@ -64,6 +70,11 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			}
 			continue
 		}
+		if req.Refresh && st.Dialect == template.Terraform {
+			if err := pv.refresh(ctx, st.Resource(name)); err != nil {
+				return api.PreviewResponse{}, err
+			}
+		}
 		ch, ds, err := pv.change(ctx, st.Resource(name))
 		if err != nil {
 			return api.PreviewResponse{}, err
@@ -72,8 +83,23 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 		if ds.HasErrors() {
 			return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
 		}
-		if ch.Action != api.ActionNoop {
+		ch.MovedFrom = rf.moved[ch.LogicalID]
+		if ch.Action != api.ActionNoop || ch.MovedFrom != "" {
 			resp.Changes = append(resp.Changes, ch)
+		}
+	}
+	if st.Dialect == template.Terraform {
+		diags = diags.Append(outputPreconditions(st, pv.sc))
+		if diags.HasErrors() {
+			return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
+		}
+		diags = diags.Append(checkBlocks(st, pv.sc))
+	}
+	if req.Refresh {
+		if st.Dialect != template.Terraform {
+			diags = diags.Append(diag.Diagnostic{Severity: diag.Warning, Summary: "Nothing to refresh", Detail: "This is a " + dialectName(string(st.Dialect)) + " template: " + noReadNote + "."})
+		} else if err := pv.refreshOrphans(ctx); err != nil {
+			return api.PreviewResponse{}, err
 		}
 	}
 	resp.Diagnostics = APIDiagnostics(diags)
@@ -83,6 +109,10 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			resp.Changes = append(resp.Changes, api.Change{LogicalID: name, PhysicalID: row.ID, Type: row.Type, Action: api.ActionRemove})
 		}
 	}
+	for _, row := range rf.forgotten {
+		resp.Changes = append(resp.Changes, api.Change{LogicalID: row.Name, PhysicalID: row.ID, Type: row.Type, Action: api.ActionForget})
+	}
+	resp.Drift = pv.relevantDrift(ctx, resp.Changes)
 	return resp, nil
 }
 
@@ -107,6 +137,7 @@ type previewer struct {
 	appliedWith        map[string]providerFP // provider fingerprints of the last successful deploy
 	stackName, stackID string
 	changed            map[string]bool // resources the deploy would create, update or replace
+	drift              []api.Change    // what a refresh found changed outside cairn (refresh.go)
 }
 
 // change works out what a deploy would do to res; resources it would change become unknown
@@ -114,6 +145,9 @@ type previewer struct {
 // preview).
 func (pv *previewer) change(ctx context.Context, res *template.Resource) (api.Change, diag.Diagnostics, error) {
 	ch := api.Change{LogicalID: res.Name, Type: res.Type}
+	if ds := checkConditions(res, pv.sc, resourcePath(pv.st, res)); ds.HasErrors() {
+		return ch, ds, nil
+	}
 	p, err := pv.ps.configured(ctx, pv.sc, res.Type, res.Provider)
 	if err != nil {
 		return ch, nil, err
@@ -123,7 +157,7 @@ func (pv *previewer) change(ctx context.Context, res *template.Resource) (api.Ch
 		return ch, nil, &ValidationError{Diagnostics: locate(diags, res, resourcePath(pv.st, res))}
 	}
 	if pv.st.Dialect == template.Terraform {
-		return pv.tfChange(ctx, p, res, props)
+		return pv.tfChecked(ctx, p, res, props)
 	}
 	pr := pv.e.providerResource(pv.st.Dialect, pv.stackName, pv.stackID, res)
 	row, had := pv.rows[res.Name]

@@ -132,19 +132,24 @@ func (e *Engine) resolveProviders(ctx context.Context, tmpl *template.Stack, fil
 	if tmpl.Dialect != template.Terraform || len(tmpl.Requirements) == 0 {
 		return ps, nil
 	}
+	reqs, builtins := splitBuiltin(tmpl.Requirements) // provision.go
+	if len(reqs) == 0 {
+		ps.pkgs = builtins
+		return ps, nil
+	}
 	if e.o.Plugins == nil {
-		return nil, diag.Diagnostics{diag.Errorf(tmpl.Requirements[0].Range, "",
+		return nil, diag.Diagnostics{diag.Errorf(reqs[0].Range, "",
 			"this cairn was started without Terraform provider support")}
 	}
 	var lock []byte
 	if s, ok := files[LockFileName]; ok {
 		lock = []byte(s)
 	}
-	pkgs, newLock, diags := e.o.Plugins.Resolve(ctx, tmpl.Requirements, lock, upgrade)
+	pkgs, newLock, diags := e.o.Plugins.Resolve(ctx, reqs, lock, upgrade)
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	ps.pkgs, ps.lock = pkgs, newLock
+	ps.pkgs, ps.lock = withBuiltins(pkgs, builtins), newLock
 	return ps, diags
 }
 

@@ -343,6 +343,12 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 	if props.IsNull() {
 		props = cty.EmptyObjectVal
 	}
+	if fail, err := r.deprovision(ctx, key, t); err != nil || fail != "" { // provision.go
+		if err != nil {
+			return err
+		}
+		return r.deleteFailed(ctx, key, token, t, fail)
+	}
 	res := &template.Resource{Name: t.name, Type: t.typ}
 	resp, err := p.Delete(ctx, provider.DeleteRequest{Resource: r.resource(res), Token: token, ID: t.id, Props: props,
 		Outputs: outs, Private: t.private})

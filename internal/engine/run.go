@@ -45,6 +45,7 @@ type run struct {
 	// appliedWith are the provider fingerprints of the stack's last successful deploy.
 	appliedWith map[string]providerFP
 	gone        map[string]bool // destroyed ahead of their step by a replacement upstream
+	provDir     provisionDir    // the provisioners' working directory (provision.go)
 	orderOnce   sync.Once
 	topo        []string
 }
@@ -100,6 +101,7 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 	}()
 
 	r := &run{e: e, op: op, base: base, journal: map[string][]state.JournalEntry{}}
+	defer r.provDir.close()
 	err := r.load(ctx, ho)
 	if ho != nil && r.ps != ho.ps {
 		ho.close()
@@ -110,6 +112,8 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 	if err == nil {
 		if r.req.Kind == kindDelete {
 			err = r.destroy(ctx)
+		} else if r.req.Kind == kindRefresh { // resumed: read everything again (refresh.go)
+			_, err = r.refreshOnly(ctx)
 		} else {
 			err = r.deploy(ctx)
 		}

@@ -22,7 +22,12 @@ type scope struct {
 	// rows are stored rows not decoded yet: a run starts with every resource's row, and most
 	// are never referenced by what changes.
 	rows map[string]state.Resource
+	// planning: the scope of a preview, where impure functions (timestamp, uuid) are unknown.
+	planning bool
 }
+
+// Planning implements tflang.Planner.
+func (s *scope) Planning() bool { return s.planning }
 
 func newScope(ctx context.Context, tmpl *template.Stack) *scope {
 	return &scope{ctx: ctx, tmpl: tmpl, vals: map[string]template.ResourceValue{}, rows: map[string]state.Resource{}}

@@ -285,3 +285,14 @@ func (Unimplemented) Import(context.Context, ImportRequest) (ImportResponse, err
 	return ImportResponse{}, ErrNotSupported
 }
 func (Unimplemented) Close() error { return nil }
+
+// PrivateState is implemented by providers whose stored Private bytes wrap the schema version
+// a state was written with (the Terraform plugins), so that a terraform state file, which
+// keeps the two apart, can be written from and read into cairn's rows.
+type PrivateState interface {
+	// SplitPrivate returns the schema version and the provider's own private data of stored
+	// Private bytes; state stored without a version is of typ's current schema version.
+	SplitPrivate(ctx context.Context, typ string, private []byte) (schemaVersion int64, own []byte, err error)
+	// JoinPrivate is the stored form of a state of schemaVersion with the provider's own data.
+	JoinPrivate(schemaVersion int64, own []byte) []byte
+}

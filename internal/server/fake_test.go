@@ -16,6 +16,7 @@ type fakeEngine struct {
 	DeleteFn    func(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error)
 	CancelFn    func(ctx context.Context, stack string) (api.Operation, error)
 	ImportFn    func(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error)
+	RefreshFn   func(ctx context.Context, stack string, req api.RefreshRequest) (api.RefreshResponse, error)
 	StacksFn    func(ctx context.Context) ([]api.Stack, error)
 	StackFn     func(ctx context.Context, name string) (api.Stack, error)
 	EventsFn    func(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
@@ -124,4 +125,19 @@ func (f *fakeEngine) fire() {
 		close(f.notify)
 	}
 	f.notify = make(chan struct{})
+}
+
+func (f *fakeEngine) Refresh(ctx context.Context, stack string, req api.RefreshRequest) (api.RefreshResponse, error) {
+	if f.RefreshFn == nil {
+		return api.RefreshResponse{}, errNotImplemented
+	}
+	return f.RefreshFn(ctx, stack, req)
+}
+
+func (f *fakeEngine) PullState(context.Context, string) ([]byte, error) {
+	return nil, errors.New("fake: PullState not set")
+}
+
+func (f *fakeEngine) PushState(context.Context, string, api.StatePushRequest) (api.StatePushResponse, error) {
+	return api.StatePushResponse{}, errors.New("fake: PushState not set")
 }

@@ -63,6 +63,16 @@ func (s *Server) importResource(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusOK, res, err)
 }
 
+func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
+	var req api.RefreshRequest
+	if err := decode(w, r, &req, true); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	resp, err := s.eng.Refresh(r.Context(), r.PathValue("name"), req)
+	s.reply(w, r, http.StatusOK, resp, err)
+}
+
 // StackList is the body of GET /v1/stacks.
 type StackList struct {
 	Stacks []api.Stack `json:"stacks"`

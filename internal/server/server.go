@@ -19,6 +19,13 @@ import (
 type Engine interface {
 	Commands
 	Queries
+	States
+}
+
+// States move a Terraform-language stack's state in and out as terraform state files.
+type States interface {
+	PullState(ctx context.Context, stack string) ([]byte, error)
+	PushState(ctx context.Context, stack string, req api.StatePushRequest) (api.StatePushResponse, error)
 }
 
 var _ Engine = (*engine.Engine)(nil)
@@ -31,6 +38,7 @@ type Commands interface {
 	Delete(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error)
 	Cancel(ctx context.Context, stack string) (api.Operation, error)
 	Import(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error)
+	Refresh(ctx context.Context, stack string, req api.RefreshRequest) (api.RefreshResponse, error)
 }
 
 // Queries read stacks, events and operations.

@@ -37,6 +37,14 @@ type Stack struct {
 	// that has no provider block).
 	Requirements []*ProviderRequirement
 	Providers    []*ProviderConfig
+	// Moves and Removals are the moved and removed blocks of every module instance.
+	Moves    []*Move
+	Removals []*Removal
+	// Checks are the check blocks of every module instance: assertions evaluated after the
+	// resources are applied, whose failures are warnings (conditions.go).
+	Checks []*Check
+	// Functions are the provider-defined functions the configuration calls (functions.go).
+	Functions *ProviderFunctions
 
 	indexOnce sync.Once
 	index     map[string]*Resource
@@ -146,6 +154,15 @@ type Resource struct {
 	IgnoreChanges       []cty.Path // attributes whose changes are ignored; IgnoreAllChanges for `all`
 	IgnoreAllChanges    bool
 	ReplaceTriggeredBy  []string // resource addresses whose replacement or update replaces this one
+	// Preconditions are checked before the resource is planned or applied, Postconditions
+	// after it is applied or read, with self its new value (conditions.go).
+	Preconditions  []Condition
+	Postconditions []Condition
+	// Check names the check block a data source is scoped to ("check.name"): its failures are
+	// warnings, as terraform reports them.
+	Check string
+	// Provisioners are its provisioner blocks, in order (provisioner.go).
+	Provisioners []*Provisioner
 }
 
 // PropertyRange returns the best known source range for the property at path: the range of
@@ -180,6 +197,8 @@ type Output struct {
 	// Sensitive says the output was declared sensitive (the Terraform language): only then may
 	// its value hold secrets.
 	Sensitive bool
+	// Preconditions are checked before the output's value is (the Terraform language).
+	Preconditions []Condition
 }
 
 // Expr is a template value that may depend on other resources.

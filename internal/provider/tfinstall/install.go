@@ -162,6 +162,19 @@ type cliConfig struct {
 	Remain hcl.Body `hcl:",remain"`
 }
 
+// CLIConfigPath is terraform's CLI configuration file: TF_CLI_CONFIG_FILE, else
+// TERRAFORM_CONFIG, else ~/.terraformrc; "" when none can be named.
+func CLIConfigPath() string {
+	path := os.Getenv("TF_CLI_CONFIG_FILE")
+	if path == "" {
+		path = os.Getenv("TERRAFORM_CONFIG")
+	}
+	if home, _ := os.UserHomeDir(); path == "" && home != "" {
+		path = filepath.Join(home, ".terraformrc")
+	}
+	return path
+}
+
 // Discover builds the search list: extra (cairn's --plugin-dir) first, then the filesystem
 // mirrors and plugin cache of terraform's CLI configuration, then terraform's implied local
 // mirror directories when the configuration names no provider_installation. A
@@ -171,14 +184,8 @@ type cliConfig struct {
 func Discover(extra []string) (*Installer, error) {
 	inst := &Installer{dirs: append([]string(nil), extra...)}
 	only := make([]selector, len(extra))
-	path := os.Getenv("TF_CLI_CONFIG_FILE")
-	if path == "" {
-		path = os.Getenv("TERRAFORM_CONFIG")
-	}
+	path := CLIConfigPath()
 	home, _ := os.UserHomeDir()
-	if path == "" && home != "" {
-		path = filepath.Join(home, ".terraformrc")
-	}
 	explicit := false
 	if src, err := os.ReadFile(path); err == nil {
 		f, ds := hclparse.NewParser().ParseHCL(src, path)

@@ -9,6 +9,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/provider"
 )
 
 // privateEnvelope is what cairn stores as a resource's opaque Private bytes: the provider's
@@ -85,4 +86,29 @@ func (p *Provider) priorState(ctx context.Context, typ string, sc *schema, state
 		return cty.NilVal, nil, nil, fmt.Errorf("provider %s: UpgradeResourceState: %w", p.name, err)
 	}
 	return v, env.Private, ds, nil
+}
+
+var _ provider.PrivateState = (*Provider)(nil)
+
+// SplitPrivate implements provider.PrivateState: the envelope's version and data, or the
+// current schema version of typ for bytes stored without an envelope.
+func (p *Provider) SplitPrivate(ctx context.Context, typ string, private []byte) (int64, []byte, error) {
+	env, ok := unwrapPrivate(private)
+	if ok {
+		return env.Version, env.Private, nil
+	}
+	s, err := p.ready(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	sc, err := s.lookup("", provider.SchemaResource, typ)
+	if err != nil {
+		return 0, nil, err
+	}
+	return sc.version, env.Private, nil
+}
+
+// JoinPrivate implements provider.PrivateState.
+func (p *Provider) JoinPrivate(schemaVersion int64, own []byte) []byte {
+	return wrapPrivate(schemaVersion, own)
 }

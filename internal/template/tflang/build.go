@@ -23,7 +23,7 @@ import (
 // build binds variables, expands count and for_each (of resources and module calls), and
 // produces the stack: the resources of every module instance, with terraform's addresses.
 func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
-	st := &template.Stack{Dialect: template.Terraform}
+	st := &template.Stack{Dialect: template.Terraform, Functions: m.ld.providerFunctions()}
 	ds := m.bindVariables(opts, st)
 	if ds.HasErrors() {
 		return nil, ds
@@ -36,8 +36,10 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 		if !checked[mod.config] {
 			checked[mod.config] = true
 			ds = append(ds, mod.checkModuleRefs()...)
+			ds = append(ds, mod.checkStatic()...)
 		}
 	}
+	ds = dedupe(ds)
 	if ds.HasErrors() {
 		return nil, ds
 	}
@@ -52,6 +54,10 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 	}
 	for _, mod := range mods {
 		mod.addResources(st)
+		mod.addChecks(st)
+	}
+	for _, mod := range mods {
+		ds = append(ds, mod.addRefactors(st)...)
 	}
 	reqs, d := mergeRequirements(mods)
 	ds = append(ds, d...)
@@ -64,7 +70,8 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 		if !ok {
 			continue
 		}
-		o := &template.Output{Name: name, Value: &exprValue{m: m, expr: a.Expr}, Range: rangeOf(b.DefRange)}
+		_, pre, _ := outputContent(b)
+		o := &template.Output{Name: name, Value: &exprValue{m: m, expr: a.Expr}, Range: rangeOf(b.DefRange), Preconditions: m.conditions(pre, key{})}
 		if da, ok := attrs["description"]; ok {
 			if v, d := m.static(da.Expr); !d.HasErrors() && v.Type() == cty.String {
 				o.Description = v.AsString()
@@ -85,7 +92,7 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 
 // outputAttrs reads an output block; value is required.
 func outputAttrs(b *hcl.Block) (hcl.Attributes, hcl.Diagnostics) {
-	attrs, ds := b.Body.JustAttributes()
+	attrs, _, ds := outputContent(b)
 	if _, ok := attrs["value"]; !ok && !ds.HasErrors() {
 		ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing required argument",
 			Detail: `The argument "value" is required, but no definition was found.`, Subject: &b.DefRange})
@@ -182,6 +189,10 @@ func (m *module) addResources(st *template.Stack) {
 			}
 		}
 		refs = append(refs, rb.lifecycle.replaceBy...)
+		refs = append(refs, rb.provisionerRefs()...)
+		for _, r := range append(rb.lifecycle.pre, rb.lifecycle.post...) {
+			refs = append(refs, r.refs()...)
+		}
 		deps := union(m.references(refs, map[string]bool{}), m.dependsOn(rb.deps), m.deps)
 		prov := m.providerFor(strings.TrimPrefix(rb.provider, "provider."))
 		ranges := map[string]diag.Range{}
@@ -192,7 +203,12 @@ func (m *module) addResources(st *template.Stack) {
 				CreateBeforeDestroy: rb.lifecycle.cbd, PreventDestroy: rb.lifecycle.prevent,
 				IgnoreChanges: rb.lifecycle.ignore, IgnoreAllChanges: rb.lifecycle.ignoreAll,
 				ReplaceTriggeredBy: m.references(rb.lifecycle.replaceBy, map[string]bool{}),
-				PropertyRanges:     ranges}
+				PropertyRanges:     ranges, Check: rb.check,
+				Preconditions: m.conditions(rb.lifecycle.pre, ik), Postconditions: m.conditions(rb.lifecycle.post, ik)}
+			if rb.check != "" {
+				r.Check = m.prefix + rb.check
+			}
+			r.Provisioners = m.provisioners(rb, ik)
 			st.Resources = append(st.Resources, r)
 		}
 	}
@@ -404,7 +420,9 @@ func (m *module) buildProviders(st *template.Stack, mods []*module, reqs []*temp
 		have[r.Name] = true
 	}
 	for _, n := range names {
-		if !have[n] {
+		if !have[n] && n == "terraform" { // terraform_data: the built-in provider, as terraform implies it
+			reqs = append(reqs, &template.ProviderRequirement{Name: n, Source: template.BuiltinProvider})
+		} else if !have[n] {
 			src, err := addr.ParseProvider("hashicorp/" + n)
 			if err == nil {
 				reqs = append(reqs, &template.ProviderRequirement{Name: n, Source: src.String()})

@@ -2,11 +2,13 @@ package tflang
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	hcljson "github.com/hashicorp/hcl/v2/json"
@@ -14,15 +16,20 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/addr"
 	"github.com/cairn-dev/cairn/internal/budget"
+	"github.com/cairn-dev/cairn/internal/tfmodule"
 )
 
-// moduleCall is a module block. Only local sources ("./x", "../x") are supported: the
-// module's files must be among the configuration's files.
+// moduleCall is a module block. A local source ("./x", "../x") names a directory among the
+// configuration's files; a registry or remote source is found through the modules manifest
+// the client installed (.terraform/modules/modules.json), never fetched here.
 type moduleCall struct {
 	name      string
 	block     *hcl.Block
 	source    string // as written
+	src       tfmodule.Source
 	sourceRng hcl.Range
+	version   string              // the version argument as written, "" without one
+	versions  version.Constraints // version, parsed
 	args      map[string]*hcl.Attribute // input variables
 	count     *hcl.Attribute
 	forEach   *hcl.Attribute
@@ -32,11 +39,6 @@ type moduleCall struct {
 
 var callSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "source", Required: true}, {Name: "version"},
 	{Name: "count"}, {Name: "for_each"}, {Name: "depends_on"}, {Name: "providers"}}}
-
-// isLocalSource reports whether a module source is a local path, as terraform reads it.
-func isLocalSource(s string) bool {
-	return strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || s == "." || s == ".."
-}
 
 func (m *config) addCall(b *hcl.Block) hcl.Diagnostics {
 	name := b.Labels[0]
@@ -58,16 +60,38 @@ func (m *config) addCall(b *hcl.Block) hcl.Diagnostics {
 			Detail: "The module source must be a literal string.", Subject: &c.sourceRng})
 	}
 	c.source = v.AsString()
-	if !isLocalSource(c.source) {
-		return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported module source",
-			Detail: fmt.Sprintf("Module %q has source %q, which is not a local path. cairn supports only local module sources, "+
-				"paths beginning with \"./\" or \"../\"; registry, Git, HTTP and other remote sources are not supported. "+
-				"Copy the module into the configuration and call it by its path.", name, c.source),
+	va, hasVersion := content.Attributes["version"]
+	src, err := tfmodule.ParseSource(c.source, hasVersion && !tfmodule.IsLocal(c.source))
+	switch {
+	case errors.Is(err, tfmodule.ErrMaybeRelative):
+		return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid module source address",
+			Detail: fmt.Sprintf("Terraform failed to determine your intended installation method for remote module package %q.\n\n"+
+				"If you intended this as a path relative to the current module, use \"./%s\" instead. The \"./\" prefix indicates that the address is a relative filesystem path.", c.source, c.source),
 			Subject: &c.sourceRng})
+	case err != nil && hasVersion:
+		return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid registry module source address",
+			Detail: fmt.Sprintf("Failed to parse module registry address: %s.\n\nTerraform assumed that you intended a module registry source address because you also set the argument \"version\", which applies only to registry modules.", err),
+			Subject: &c.sourceRng})
+	case err != nil:
+		return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid module source address",
+			Detail: fmt.Sprintf("Failed to parse module source address: %s.", err), Subject: &c.sourceRng})
 	}
-	if va, ok := content.Attributes["version"]; ok {
-		ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid argument",
-			Detail: "Cannot use a version argument with a local module source.", Subject: &va.NameRange})
+	c.src = src
+	if hasVersion {
+		if tfmodule.IsLocal(c.source) {
+			return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid argument",
+				Detail: "Cannot use a version argument with a local module source.", Subject: &va.NameRange})
+		}
+		vv, d := m.static(va.Expr)
+		var perr error
+		if !d.HasErrors() && vv.Type() == cty.String && !vv.IsNull() {
+			c.version = vv.AsString()
+			c.versions, perr = version.NewConstraint(c.version)
+		}
+		if d.HasErrors() || c.version == "" || perr != nil {
+			return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid version constraint",
+				Detail: "This string does not use correct version constraint syntax.", Subject: va.Expr.Range().Ptr()})
+		}
 	}
 	c.count, c.forEach = content.Attributes["count"], content.Attributes["for_each"]
 	if c.count != nil && c.forEach != nil {
@@ -131,17 +155,22 @@ type loader struct {
 	static  *budget.Budget
 	tables  *tablePool
 	files   map[string][]byte
+	root    string // the root module's directory among files
 	configs map[string]*config
+	// manifest is the client's modules.json, read when a remote call first needs it.
+	manifest    tfmodule.Manifest
+	manifestErr error
 	diags   hcl.Diagnostics // from expansions made on demand while evaluating
 	over    bool            // a budget stopped the expansion: expand nothing more
+	funcs   *providerFuncs  // made by providerFunctions
 }
 
 func newLoader(ctx context.Context, files map[string][]byte, root string) *loader {
 	b := budget.From(ctx)
-	return &loader{b: b, parse: b.Meter(), stack: b.Meter(), tables: &tablePool{files: files, root: root},
+	return &loader{b: b, parse: b.Meter(), stack: b.Meter(), tables: &tablePool{files: sentFiles{files: files, root: root}},
 		// static values are evaluated after the request too (outputs' sensitive): its limits, not its end
 		static: budget.From(budget.WithLimits(context.Background(), b.Limits())),
-		files:  files, configs: map[string]*config{}}
+		files:  files, root: root, configs: map[string]*config{}}
 }
 
 // parseFile parses a configuration or variables file: checked first (checkSource,
@@ -171,8 +200,8 @@ func parseFile(src []byte, name string, m *budget.Meter) (*hcl.File, hcl.Diagnos
 	return f, ds
 }
 
-// configFiles lists the .tf and .tf.json files directly in dir, sorted.
-func configFiles(files map[string][]byte, dir string) []string {
+// configFileNames lists the .tf and .tf.json files directly in dir, sorted.
+func configFileNames(files map[string][]byte, dir string) []string {
 	var names []string
 	for name := range files {
 		if path.Dir(name) == dir && (strings.HasSuffix(name, ".tf") || strings.HasSuffix(name, ".tf.json")) {
@@ -189,7 +218,7 @@ func (ld *loader) load(dir string) (*config, hcl.Diagnostics) {
 	if c, ok := ld.configs[dir]; ok {
 		return c, nil
 	}
-	names := configFiles(ld.files, dir)
+	names := configFileNames(ld.files, dir)
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -218,7 +247,6 @@ func (ld *loader) newModule(c *config, parent *module, call *moduleCall, k key) 
 	if parent != nil {
 		m.parent, m.call, m.callKey = parent, call, k
 		m.prefix = parent.prefix + "module." + call.name + keySuffix(k) + "."
-		m.rel = path.Join(parent.rel, call.source)
 	}
 	return m
 }
@@ -247,7 +275,10 @@ func (m *module) callInstances(name string) []*module {
 	}
 	m.expanding[ck] = true
 	defer delete(m.expanding, ck)
-	dir := path.Join(m.dir, c.source)
+	dir, rel, ok := m.callDir(c)
+	if !ok {
+		return nil
+	}
 	for a := m; a != nil; a = a.parent {
 		if a.dir == dir {
 			m.ld.diags = append(m.ld.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Module calls itself",
@@ -288,11 +319,56 @@ func (m *module) callInstances(name string) []*module {
 	insts := make([]*module, 0, len(keys))
 	for _, k := range keys {
 		child := m.ld.newModule(cfg, m, c, k)
-		child.deps = deps
+		child.rel, child.deps = rel, deps
 		insts = append(insts, child)
 	}
 	m.children[name] = insts
 	return insts
+}
+
+// callDir is the directory of the module call c makes, as a key prefix of the files and
+// relative to the root module (path.module): a local source is a path from the caller's
+// directory; a remote one is where the client installed it, as modules.json records.
+func (m *module) callDir(c *moduleCall) (dir, rel string, ok bool) {
+	if c.src.Kind == tfmodule.Local {
+		return path.Join(m.dir, c.source), path.Join(m.rel, c.source), true
+	}
+	names := []string{c.name}
+	for a := m; a.parent != nil; a = a.parent {
+		names = append([]string{a.call.name}, names...)
+	}
+	key := tfmodule.Key(names)
+	man, err := m.ld.readManifest()
+	fail := func(summary, detail string) (string, string, bool) {
+		m.ld.diags = append(m.ld.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: &c.sourceRng})
+		return "", "", false
+	}
+	if err != nil {
+		return fail("Invalid modules manifest", fmt.Sprintf("Module %q has source %q, but %s cannot be read: %s. Run \"cairn init\" to install the modules again.", c.name, c.source, tfmodule.ManifestPath, err))
+	}
+	r, found := man[key]
+	if !found {
+		return fail("Module not installed", fmt.Sprintf("Module %q has source %q, which is not installed. The cairn CLI installs remote modules "+
+			"into %s when it deploys, previews or validates a configuration directory (or run \"cairn init\", or \"terraform init\"); "+
+			"the server never downloads modules.", c.name, c.source, tfmodule.ModulesDir))
+	}
+	if why := r.Check(c.src, c.versions); why != "" {
+		summary := "Module version requirements have changed"
+		if r.Source != c.src.String() {
+			summary = "Module source has changed"
+		}
+		return fail(summary, why+" Run \"cairn init\" (or deploy from the cairn CLI) to install the module again.")
+	}
+	rel = path.Clean(r.Dir)
+	return path.Join(m.ld.root, rel), rel, true
+}
+
+// readManifest parses the client's modules.json once.
+func (ld *loader) readManifest() (tfmodule.Manifest, error) {
+	if ld.manifest == nil && ld.manifestErr == nil {
+		ld.manifest, ld.manifestErr = tfmodule.ParseManifest(ld.files[path.Join(ld.root, tfmodule.ManifestPath)])
+	}
+	return ld.manifest, ld.manifestErr
 }
 
 // checkArgs checks a call's arguments against the variables the module declares.
@@ -380,31 +456,57 @@ func (m *config) localOf(source, fallback string) string {
 	return fallback
 }
 
+// ModuleCall is a module block as a client installing modules needs it.
+type ModuleCall struct {
+	Name        string
+	Source      tfmodule.Source
+	Version     string // the version argument, "" without one
+	Versions    version.Constraints
+	SourceRange hcl.Range // of the source argument's value
+}
+
+// ModuleCalls lists the module calls of the module in dir of files, sorted by name as
+// terraform installs them. A call whose source or version is invalid is left out: parsing
+// the configuration reports it, with its position.
+func ModuleCalls(files map[string][]byte, dir string) []ModuleCall {
+	c := newConfig(files, dir)
+	for _, name := range configFileNames(files, dir) {
+		f, _ := parseFile(files[name], name, budget.From(context.Background()).Meter())
+		if f == nil {
+			continue
+		}
+		content, _, _ := f.Body.PartialContent(rootSchema)
+		for _, b := range content.Blocks {
+			if b.Type == "module" {
+				_ = c.addCall(b)
+			}
+		}
+	}
+	out := make([]ModuleCall, 0, len(c.calls))
+	for _, n := range c.callOrder {
+		call := c.calls[n]
+		if call.src.Kind == tfmodule.Local && call.src.Local == "" {
+			continue // the source did not parse
+		}
+		out = append(out, ModuleCall{Name: n, Source: call.src, Version: call.version, Versions: call.versions, SourceRange: call.sourceRng})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
 // ModuleDirs lists the local module directories a configuration calls, directly or through
-// other modules, as paths relative to its root directory ("modules/net", "../shared"),
+// other local modules, as paths relative to its root directory ("modules/net", "../shared"),
 // sorted. read returns the files of one such directory keyed by their path relative to the
-// root ("../shared/main.tf"); it is called with "." for the root. A client uses ModuleDirs to
-// know which directories outside the root to send along.
+// root ("../shared/main.tf"); it is called with "." for the root.
 func ModuleDirs(read func(dir string) map[string][]byte) []string {
 	seen := map[string]bool{}
 	var walk func(rel string)
 	walk = func(rel string) {
-		files := read(rel)
-		c := newConfig(files, rel)
-		for _, name := range configFiles(files, rel) {
-			f, _ := parseFile(files[name], name, budget.From(context.Background()).Meter())
-			if f == nil {
+		for _, c := range ModuleCalls(read(rel), rel) {
+			if c.Source.Kind != tfmodule.Local {
 				continue
 			}
-			content, _, _ := f.Body.PartialContent(rootSchema)
-			for _, b := range content.Blocks {
-				if b.Type == "module" {
-					_ = c.addCall(b)
-				}
-			}
-		}
-		for _, n := range c.callOrder {
-			sub := path.Join(rel, c.calls[n].source)
+			sub := path.Join(rel, c.Source.Local)
 			if !seen[sub] {
 				seen[sub] = true
 				walk(sub)

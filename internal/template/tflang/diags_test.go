@@ -41,19 +41,19 @@ func TestDiagnostics(t *testing.T) {
 			line: 2, col: 11, text: "  count = var.nope",
 		},
 		"UndeclaredVariableInBody": {
-			reason: "A resource body is evaluated with the provider's schema, later.",
-			src:    "resource \"time_static\" \"t\" {\n  triggers = { a = var.nope }\n}\n", eval: true,
+			reason: "Every expression is checked at Parse, as terraform validate does (issue 12 item 8).",
+			src:    "resource \"time_static\" \"t\" {\n  triggers = { a = var.nope }\n}\n",
 			summary: "Reference to undeclared input variable", detail: `"nope" has not been declared`,
 			line: 2, col: 20, text: "  triggers = { a = var.nope }",
 		},
 		"UndeclaredLocal": {
-			src: "output \"o\" {\n  value = local.nope\n}\n", eval: true,
+			src: "output \"o\" {\n  value = local.nope\n}\n",
 			summary: "Reference to undeclared local value", detail: `A local value with the name "nope" has not been declared.`,
 			line: 2, col: 11, text: "  value = local.nope",
 		},
 		"UndeclaredResource": {
 			src:     "resource \"time_static\" \"t\" {\n  count = length(time_static.nope)\n}\n",
-			summary: "Reference to undeclared resource", detail: `A resource "time_static.nope" has not been declared in the root module.`,
+			summary: "Reference to undeclared resource", detail: `A managed resource "time_static" "nope" has not been declared in the root module.`,
 			line: 2, col: 18, text: "  count = length(time_static.nope)",
 		},
 		"CountOutsideCount": {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/dynblock"
 	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -47,6 +48,8 @@ type session struct {
 	meter  *budget.Meter
 	table  *funcTable // taken from the loader's pool when first needed; done gives it back
 	depth  int        // values being computed within each other (a local using a local ...)
+	self   cty.Value  // the resource a postcondition is about; NilVal: self is not available
+	check  string     // "check.name" while evaluating its assertions: its scoped data source is visible
 }
 
 // evaluator starts an evaluation; call done when it is over.
@@ -156,14 +159,22 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 		case "path":
 			set("path", "module", cty.StringVal(e.m.rel))
 			set("path", "root", cty.StringVal("."))
-			set("path", "cwd", cty.StringVal("."))
+			cwd := e.m.ld.tables.files.abs // terraform's is absolute; "." when not sent
+			if cwd == "" {
+				cwd = "."
+			}
+			set("path", "cwd", cty.StringVal(cwd))
 		case "terraform":
 			set("terraform", "workspace", cty.StringVal("default"))
 		case "module":
 			calls[attr] = append(calls[attr], t)
 		case "self":
-			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unsupported reference to %q", root),
-				Detail: "cairn does not support this reference yet.", Subject: &rng})
+			if e.s.self == cty.NilVal {
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: `Invalid "self" reference`,
+					Detail: `The "self" object is not available in this context. This object can be used only in resource provisioner, connection, and postcondition blocks.`, Subject: &rng})
+				continue
+			}
+			top["self"] = e.s.self
 		case "data":
 			typ := attr
 			name := ""
@@ -198,9 +209,23 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 		top[root] = cty.ObjectVal(m)
 	}
 	if e.s.table == nil {
-		e.s.table = e.m.ld.tables.get(e.s.meter)
+		e.s.table = e.m.ld.tables.get(e.s.meter, planning(e.s.scope))
 	}
-	return &hcl.EvalContext{Variables: top, Functions: e.s.table.fns}, ds
+	return &hcl.EvalContext{Variables: top, Functions: e.withProviderFunctions(e.s.table.fns)}, ds
+}
+
+// Planner is a template.Scope that tells whether it evaluates for a preview (terraform's
+// plan), where impure functions (timestamp, uuid, bcrypt) are unknown, or for an apply.
+type Planner interface{ Planning() bool }
+
+// planning reports whether an evaluation in scope is a preview; without a scope (count,
+// for_each, validations at parse time) it is, as terraform evaluates those when planning.
+func planning(scope template.Scope) bool {
+	if scope == nil {
+		return true
+	}
+	p, ok := scope.(Planner)
+	return ok && p.Planning()
 }
 
 // eachValue is each.value of the evaluator's instance. Expansion knows the keys of for_each
@@ -259,8 +284,17 @@ func (e *evaluator) eachValue() (cty.Value, hcl.Diagnostics) {
 func (e *evaluator) resource(k string, rng hcl.Range) (cty.Value, hcl.Diagnostics) {
 	rb, ok := e.m.resources[k]
 	if !ok {
+		mode, typName := "managed", k
+		if rest, ok := strings.CutPrefix(k, "data."); ok {
+			mode, typName = "data", rest
+		}
+		typ, name, _ := strings.Cut(typName, ".")
 		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Reference to undeclared resource",
-			Detail: fmt.Sprintf("A resource %q has not been declared in %s.", k, e.m.describe()), Subject: &rng}}
+			Detail: fmt.Sprintf("A %s resource %q %q has not been declared in %s.", mode, typ, name, e.m.describe()), Subject: &rng}}
+	}
+	if rb.check != "" && rb.check != e.s.check {
+		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Reference to scoped resource",
+			Detail: fmt.Sprintf("The referenced data resource %q %q is not available from this context.", rb.typ, rb.name), Subject: &rng}}
 	}
 	insts := e.m.resourceInstances(k)
 	get := func(a string) cty.Value {
@@ -347,18 +381,18 @@ type bodyExpr struct {
 	key  key
 }
 
-// EvalSpec decodes the body with the provider's schema.
+// EvalSpec decodes the body with the provider's schema, dynamic blocks expanded.
 func (b *bodyExpr) EvalSpec(s template.Scope, spec hcldec.Spec) (cty.Value, diag.Diagnostics) {
 	e := b.m.evaluator(s, b.key)
 	defer e.done()
 	if ds := e.nest(b.body.MissingItemRange()); ds.HasErrors() {
 		return cty.DynamicVal, convertDiags(ds, b.m.files)
 	}
-	ctx, ds := e.context(hcldec.Variables(b.body, spec))
+	ctx, ds := e.context(dynblock.VariablesHCLDec(b.body, spec))
 	if ds.HasErrors() {
 		return cty.DynamicVal, convertDiags(ds, b.m.files)
 	}
-	v, d := hcldec.Decode(b.body, spec, ctx)
+	v, d := hcldec.Decode(e.expand(b.body, ctx), spec, ctx)
 	return e.result(v, append(ds, d...), b.body.MissingItemRange())
 }
 
@@ -382,8 +416,35 @@ func (b *bodyExpr) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 	if ds := e.nest(b.body.MissingItemRange()); ds.HasErrors() {
 		return cty.DynamicVal, convertDiags(ds, b.m.files)
 	}
-	v, ds := e.decodeBody(b.body, true, nil)
-	return e.result(v, ds, b.body.MissingItemRange())
+	sb, native := b.body.(*hclsyntax.Body)
+	if !native { // JSON: nested blocks are attributes holding objects
+		attrs, ds := b.body.JustAttributes()
+		if ds.HasErrors() {
+			return cty.DynamicVal, convertDiags(ds, b.m.files)
+		}
+		var refs []hcl.Traversal
+		for _, a := range attrs {
+			refs = append(refs, a.Expr.Variables()...)
+		}
+		ctx, d := e.context(refs)
+		if ds = append(ds, d...); ds.HasErrors() {
+			return cty.DynamicVal, convertDiags(ds, b.m.files)
+		}
+		out := map[string]cty.Value{}
+		for name, a := range attrs {
+			v, d := a.Expr.Value(ctx)
+			ds = append(ds, d...)
+			out[name] = v
+		}
+		return e.result(cty.ObjectVal(out), ds, b.body.MissingItemRange())
+	}
+	sh := shapeOf(sb, true)
+	ctx, ds := e.context(sh.variables(dynblock.WalkVariables(b.body)))
+	if ds.HasErrors() {
+		return cty.DynamicVal, convertDiags(ds, b.m.files)
+	}
+	v, d := decodeShaped(e.expand(b.body, ctx), sh, ctx)
+	return e.result(v, append(ds, d...), b.body.MissingItemRange())
 }
 
 // metaBlock reports whether a resource body's top-level block of type typ is a meta-argument.
@@ -394,156 +455,6 @@ func metaBlock(typ string) bool {
 		}
 	}
 	return false
-}
-
-// decodeBody is Eval of one body; top is the resource body itself, iters the iterator
-// variables of the dynamic blocks it is within.
-func (e *evaluator) decodeBody(body hcl.Body, top bool, iters map[string]cty.Value) (cty.Value, hcl.Diagnostics) {
-	attrs, ds := body.JustAttributes()
-	sb, native := body.(*hclsyntax.Body)
-	if native && len(sb.Blocks) > 0 {
-		// hclsyntax refuses every block here, hidden ones (lifecycle) included: the blocks
-		// are decoded below instead.
-		unexpected := fmt.Sprintf("Unexpected %q block", sb.Blocks[0].Type)
-		kept := ds[:0:0]
-		for _, d := range ds {
-			if d.Summary != unexpected {
-				kept = append(kept, d)
-			}
-		}
-		ds = kept
-	}
-	if ds.HasErrors() {
-		return cty.DynamicVal, ds
-	}
-	out := map[string]cty.Value{}
-	for name, a := range attrs {
-		v, d := e.evalExpr(a.Expr, iters)
-		ds = append(ds, d...)
-		out[name] = v
-	}
-	if !native {
-		return cty.ObjectVal(out), ds // JSON: nested blocks are attributes holding objects
-	}
-	blocks := map[string][]cty.Value{}
-	unknown := map[string]bool{}
-	var order []string
-	add := func(typ string, rng hcl.Range, vals ...cty.Value) {
-		if _, ok := attrs[typ]; ok {
-			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate argument",
-				Detail: fmt.Sprintf("%q is both an argument and a block here.", typ), Subject: &rng})
-			return
-		}
-		if _, ok := blocks[typ]; !ok {
-			order = append(order, typ)
-			blocks[typ] = []cty.Value{}
-		}
-		blocks[typ] = append(blocks[typ], vals...)
-	}
-	for _, blk := range sb.Blocks {
-		switch {
-		case top && metaBlock(blk.Type):
-		case blk.Type == "dynamic" && len(blk.Labels) == 1:
-			vals, known, d := e.dynamicBlock(blk, iters)
-			ds = append(ds, d...)
-			if !known {
-				unknown[blk.Labels[0]] = true
-			}
-			add(blk.Labels[0], blk.DefRange(), vals...)
-		default:
-			v, d := e.decodeBody(blk.Body, false, iters)
-			ds = append(ds, d...)
-			add(blk.Type, blk.DefRange(), v)
-		}
-	}
-	for _, typ := range order {
-		if unknown[typ] {
-			out[typ] = cty.DynamicVal
-		} else {
-			out[typ] = cty.TupleVal(blocks[typ])
-		}
-	}
-	return cty.ObjectVal(out), ds
-}
-
-// dynamicBlock expands `dynamic "x" { for_each, iterator, content {} }` into the objects of
-// its content blocks; known is false when for_each is not yet known.
-func (e *evaluator) dynamicBlock(blk *hclsyntax.Block, iters map[string]cty.Value) ([]cty.Value, bool, hcl.Diagnostics) {
-	content, ds := blk.Body.Content(&hcl.BodySchema{
-		Attributes: []hcl.AttributeSchema{{Name: "for_each", Required: true}, {Name: "iterator"}, {Name: "labels"}},
-		Blocks:     []hcl.BlockHeaderSchema{{Type: "content"}}})
-	if ds.HasErrors() {
-		return nil, true, ds
-	}
-	if len(content.Blocks) != 1 {
-		return nil, true, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid dynamic block",
-			Detail: "A dynamic block must have exactly one nested content block.", Subject: blk.DefRange().Ptr()}}
-	}
-	it := blk.Labels[0]
-	if a, ok := content.Attributes["iterator"]; ok {
-		if kw := hcl.ExprAsKeyword(a.Expr); kw != "" {
-			it = kw
-		} else {
-			return nil, true, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid dynamic iterator name",
-				Detail: "Dynamic iterator must be a single variable name.", Subject: a.Expr.Range().Ptr()}}
-		}
-	}
-	fe := content.Attributes["for_each"]
-	v, d := e.evalExpr(fe.Expr, iters)
-	if ds = append(ds, d...); ds.HasErrors() {
-		return nil, true, ds
-	}
-	v, marks := v.Unmark()
-	if !v.IsKnown() {
-		return nil, false, ds
-	}
-	if v.IsNull() || !v.CanIterateElements() {
-		return nil, true, append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid dynamic for_each value",
-			Detail: fmt.Sprintf("Cannot use a %s value in for_each. An iterable collection is required.", v.Type().FriendlyName()), Subject: fe.Expr.Range().Ptr()})
-	}
-	// nested dynamic blocks multiply: each content is charged before it is made, as a body to
-	// decode costs (four times a for expression's element)
-	if err := e.s.meter.Elements(int64(v.LengthInt())*4*budget.IterationCost, "dynamic block"); err != nil {
-		return nil, true, append(ds, stopDiag(err, fe.Expr.Range()))
-	}
-	var out []cty.Value
-	for elems := v.ElementIterator(); elems.Next(); {
-		k, ev := elems.Element()
-		if v.Type().IsSetType() {
-			k = ev
-		}
-		inner := map[string]cty.Value{}
-		for n, x := range iters {
-			inner[n] = x
-		}
-		inner[it] = cty.ObjectVal(map[string]cty.Value{"key": k, "value": ev}).WithMarks(marks)
-		o, d := e.decodeBody(content.Blocks[0].Body, false, inner)
-		ds = append(ds, d...)
-		if err := budget.Charge(e.s.meter, o, "dynamic block"); err != nil {
-			return nil, true, append(ds, stopDiag(err, fe.Expr.Range()))
-		}
-		out = append(out, o)
-	}
-	return out, true, ds
-}
-
-// evalExpr evaluates x, with the iterator variables of the dynamic blocks it is within.
-func (e *evaluator) evalExpr(x hcl.Expression, iters map[string]cty.Value) (cty.Value, hcl.Diagnostics) {
-	var refs []hcl.Traversal
-	for _, t := range x.Variables() {
-		if _, ok := iters[t.RootName()]; !ok {
-			refs = append(refs, t)
-		}
-	}
-	ctx, ds := e.context(refs)
-	if ds.HasErrors() {
-		return cty.DynamicVal, ds
-	}
-	for n, v := range iters {
-		ctx.Variables[n] = v
-	}
-	v, d := x.Value(ctx)
-	return v, append(ds, d...)
 }
 
 // exprValue is an output's value.

@@ -289,7 +289,6 @@ func TestFunctionErrors(t *testing.T) {
 		expr, summary, detail string
 	}{
 		"FileMissing": {expr: `file("nope.txt")`, summary: "Invalid function argument", detail: `no file exists at "nope.txt"`},
-		"Unknown":     {expr: `nosuch(1)`, summary: "Call to unknown function", detail: `There is no function named "nosuch".`},
 		"BadArg":      {expr: `upper(["x"])`, summary: "Invalid function argument", detail: "string required"},
 	}
 	for name, tc := range cases {

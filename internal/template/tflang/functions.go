@@ -1,101 +1,166 @@
 package tflang
 
 import (
-	"path"
+	"strings"
+	"sync"
+	"time"
 
-	"github.com/hashicorp/hcl/v2/ext/tryfunc"
+	"github.com/terraform-linters/tflint/terraform/collections"
+	"github.com/terraform-linters/tflint/terraform/lang"
+	"github.com/terraform-linters/tflint/terraform/lang/funcs"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
-	"github.com/zclconf/go-cty/cty/function/stdlib"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
-// functions are the built-in functions: go-cty's standard library under terraform's names,
-// plus file() reading from the configuration's own files, relative to the root module's
-// directory root (terraform's working directory). FUNCTIONS.md lists them. The evaluator
-// uses them wrapped with budget.WrapAll (see funcTable).
+// terraformTable is terraform's function table, as tflint carries it (terraform/lang): every
+// function of terraform 1.11, also under core::, with terraform's exact semantics. Its
+// functions are immutable values, so one table serves every evaluation; those that read the
+// disk or the marks are replaced below.
+var terraformTable = sync.OnceValue(func() map[string]function.Function { return (&lang.Scope{}).Functions() })
+
+// impureFunctions give a different result at each call: unknown during a preview (terraform's
+// plan), evaluated when applied.
+var impureFunctions = []string{"bcrypt", "timestamp", "uuid"}
+
+// tableEnv is what a table's functions depend on besides their arguments.
+type tableEnv struct {
+	files sentFiles
+	// self is the table templates render with (the one being built, wrapped as the
+	// evaluation's): nil for the table itself unwrapped.
+	self func() map[string]function.Function
+	// planning reports whether the evaluation is a preview; nil never.
+	planning func() bool
+	// planTime is plantimestamp(): when the request (a preview's or a deploy's plan) began;
+	// zero, the time of the call.
+	planTime time.Time
+}
+
+// functions are terraform's built-in functions, the filesystem ones reading the
+// configuration's files (keys relative to the directory it was read from; root is the root
+// module's directory among them, terraform's working directory). FUNCTIONS.md lists them.
+// The evaluator uses them wrapped with the budget (see funcTable).
 func functions(files map[string][]byte, root string) map[string]function.Function {
-	fs := map[string]function.Function{
-		"abs": stdlib.AbsoluteFunc, "ceil": stdlib.CeilFunc, "floor": stdlib.FloorFunc, "log": stdlib.LogFunc,
-		"max": stdlib.MaxFunc, "min": stdlib.MinFunc, "parseint": stdlib.ParseIntFunc, "pow": stdlib.PowFunc,
-		"signum": stdlib.SignumFunc, "chomp": stdlib.ChompFunc, "format": stdlib.FormatFunc,
-		"formatlist": stdlib.FormatListFunc, "indent": stdlib.IndentFunc, "join": stdlib.JoinFunc,
-		"lower": stdlib.LowerFunc, "regex": stdlib.RegexFunc, "regexall": stdlib.RegexAllFunc,
-		"replace": stdlib.ReplaceFunc, "split": stdlib.SplitFunc, "strrev": stdlib.ReverseFunc,
-		"substr": stdlib.SubstrFunc, "title": stdlib.TitleFunc, "trim": stdlib.TrimFunc,
-		"trimprefix": stdlib.TrimPrefixFunc, "trimsuffix": stdlib.TrimSuffixFunc, "trimspace": stdlib.TrimSpaceFunc,
-		"upper": stdlib.UpperFunc, "chunklist": stdlib.ChunklistFunc, "coalesce": stdlib.CoalesceFunc,
-		"coalescelist": stdlib.CoalesceListFunc, "compact": stdlib.CompactFunc, "concat": stdlib.ConcatFunc,
-		"contains": stdlib.ContainsFunc, "distinct": stdlib.DistinctFunc, "element": stdlib.ElementFunc,
-		"flatten": stdlib.FlattenFunc, "index": stdlib.IndexFunc, "keys": stdlib.KeysFunc, "length": lengthFunc,
-		"lookup": stdlib.LookupFunc, "merge": stdlib.MergeFunc, "range": stdlib.RangeFunc, "reverse": stdlib.ReverseListFunc,
-		"setintersection": stdlib.SetIntersectionFunc, "setproduct": stdlib.SetProductFunc,
-		"setsubtract": stdlib.SetSubtractFunc, "setunion": stdlib.SetUnionFunc, "slice": stdlib.SliceFunc,
-		"sort": stdlib.SortFunc, "values": stdlib.ValuesFunc, "zipmap": stdlib.ZipmapFunc,
-		"csvdecode": stdlib.CSVDecodeFunc, "jsondecode": stdlib.JSONDecodeFunc, "jsonencode": stdlib.JSONEncodeFunc,
-		"formatdate": stdlib.FormatDateFunc, "timeadd": stdlib.TimeAddFunc,
-		"try": tryfunc.TryFunc, "can": tryfunc.CanFunc,
-		"tostring": stdlib.MakeToFunc(cty.String), "tonumber": stdlib.MakeToFunc(cty.Number),
-		"tobool": stdlib.MakeToFunc(cty.Bool), "tolist": stdlib.MakeToFunc(cty.List(cty.DynamicPseudoType)),
-		"toset": stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)), "tomap": stdlib.MakeToFunc(cty.Map(cty.DynamicPseudoType)),
+	return buildFunctions(tableEnv{files: sentFiles{files: files, root: root}})
+}
+
+func buildFunctions(env tableEnv) map[string]function.Function {
+	base := terraformTable()
+	out := make(map[string]function.Function, len(base))
+	for name, f := range base {
+		out[name] = f
 	}
-	fs["file"] = function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "path", Type: cty.String}},
-		Type:   function.StaticReturnType(cty.String),
-		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			p := path.Join(root, args[0].AsString())
-			b, ok := files[p]
-			if !ok {
-				return cty.NilVal, function.NewArgErrorf(0, "no file exists at %q; this function works only with files that are distributed as part of the configuration source code", args[0].AsString())
-			}
-			return cty.StringVal(string(b)), nil
-		},
-	})
-	return withMarkers(fs)
-}
-
-func withMarkers(fs map[string]function.Function) map[string]function.Function {
-	fs["sensitive"] = function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowMarked: true, AllowNull: true, AllowUnknown: true}},
-		Type:   func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
-		Impl:   func(args []cty.Value, _ cty.Type) (cty.Value, error) { return value.Secret(args[0]), nil },
-	})
-	fs["nonsensitive"] = function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowMarked: true, AllowNull: true, AllowUnknown: true}},
-		Type:   func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
-		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			v, _ := args[0].Unmark()
-			return v, nil
-		},
-	})
-	return fs
-}
-
-// lengthFunc is terraform's length: of a list, set, tuple, map or object, or the number of
-// characters (grapheme clusters) of a string.
-var lengthFunc = function.New(&function.Spec{
-	Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowDynamicType: true, AllowUnknown: true, AllowMarked: true}},
-	Type: func(args []cty.Value) (cty.Type, error) {
-		ty := args[0].Type()
-		if ty == cty.String || ty == cty.DynamicPseudoType || ty.IsCollectionType() || ty.IsTupleType() || ty.IsObjectType() {
-			return cty.Number, nil
+	self := env.self
+	if self == nil {
+		self = func() map[string]function.Function { return out }
+	}
+	c := env.files
+	own := map[string]function.Function{
+		"file": c.fileFunc(false), "filebase64": c.fileFunc(true), "fileexists": c.fileExistsFunc(),
+		"fileset": c.fileSetFunc(), "abspath": c.absPathFunc(), "templatefile": c.templateFileFunc(self),
+		// terraform's templatestring, rendering with this table (whose filesystem functions
+		// it refuses, as terraform) instead of tflint's own
+		"templatestring": funcs.MakeTemplateStringFunc(func() (map[string]function.Function, collections.Set[string], collections.Set[string]) {
+			return self(), fsFunctions, templateFunctions
+		}),
+		"plantimestamp": planTimestampFunc(env.planTime),
+		"sensitive":     sensitiveFunc, "nonsensitive": nonsensitiveFunc, "issensitive": issensitiveFunc,
+	}
+	for name, f := range c.hashes() {
+		own[name] = f
+	}
+	if env.planning != nil {
+		for _, name := range impureFunctions {
+			own[name] = unknownWhen(out[name], env.planning)
 		}
-		return cty.NilType, function.NewArgErrorf(0, "argument must be a string, a collection type, or a structural type")
-	},
+	}
+	for name, f := range own {
+		out[name] = f
+		out["core::"+name] = f
+	}
+	return out
+}
+
+var (
+	fsFunctions = collections.NewSetCmp("file", "fileexists", "fileset", "filebase64", "filebase64sha256",
+		"filebase64sha512", "filemd5", "filesha1", "filesha256", "filesha512", "templatefile")
+	templateFunctions = collections.NewSetCmp("templatefile", "templatestring")
+)
+
+// planTimestampFunc is plantimestamp: the time the plan began, which tflint leaves unknown
+// (a linter has no plan).
+func planTimestampFunc(at time.Time) function.Function {
+	return function.New(&function.Spec{
+		Type: function.StaticReturnType(cty.String),
+		Impl: func([]cty.Value, cty.Type) (cty.Value, error) {
+			t := at
+			if t.IsZero() {
+				t = time.Now()
+			}
+			return cty.StringVal(t.UTC().Format(time.RFC3339)), nil
+		},
+	})
+}
+
+// unknownWhen is f, returning an unknown value of its type while planning says so.
+func unknownWhen(f function.Function, planning func() bool) function.Function {
+	unknown := function.Unpredictable(f)
+	return function.New(&function.Spec{
+		Params: f.Params(), VarParam: f.VarParam(),
+		Type: f.ReturnTypeForValues,
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			if planning() {
+				return unknown.Call(args)
+			}
+			return f.Call(args)
+		},
+	})
+}
+
+// wrapFunctions is fns metered by the meter meter returns; a core:: name is metered as its
+// plain name (the budget's checks are by name).
+func wrapFunctions(fns map[string]function.Function, meter func() *budget.Meter) map[string]function.Function {
+	out := make(map[string]function.Function, len(fns))
+	for name, f := range fns {
+		out[name] = budget.Wrap(strings.TrimPrefix(name, "core::"), f, meter)
+	}
+	return out
+}
+
+// sensitive, nonsensitive and issensitive are terraform's with cairn's own mark
+// (value.Sensitive), which is not tflint's marks.Sensitive: cairn's storage, display and API
+// redact by value.Sensitive.
+var sensitiveFunc = function.New(&function.Spec{
+	Params: []function.Parameter{markParam},
+	Type:   func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
+	Impl:   func(args []cty.Value, _ cty.Type) (cty.Value, error) { return value.Secret(args[0]), nil },
+})
+
+var nonsensitiveFunc = function.New(&function.Spec{
+	Params: []function.Parameter{markParam},
+	Type:   func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil },
 	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 		v, marks := args[0].Unmark()
-		switch ty := v.Type(); {
-		case ty == cty.DynamicPseudoType || !v.IsKnown():
-			return cty.UnknownVal(cty.Number).WithMarks(marks), nil
-		case ty == cty.String:
-			n, err := stdlib.Strlen(v)
-			return n.WithMarks(marks), err
-		case ty.IsObjectType():
-			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))).WithMarks(marks), nil
-		case ty.IsTupleType():
-			return cty.NumberIntVal(int64(len(ty.TupleElementTypes()))).WithMarks(marks), nil
-		}
-		return v.Length().WithMarks(marks), nil
+		delete(marks, value.Sensitive)
+		return v.WithMarks(marks), nil
 	},
 })
+
+var issensitiveFunc = function.New(&function.Spec{
+	Params: []function.Parameter{markParam},
+	Type:   function.StaticReturnType(cty.Bool),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		switch v := args[0]; {
+		case v.HasMark(value.Sensitive):
+			return cty.True, nil
+		case !v.IsKnown():
+			return cty.UnknownVal(cty.Bool), nil
+		}
+		return cty.False, nil
+	},
+})
+
+var markParam = function.Parameter{Name: "value", Type: cty.DynamicPseudoType,
+	AllowMarked: true, AllowNull: true, AllowUnknown: true, AllowDynamicType: true}

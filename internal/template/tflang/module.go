@@ -36,6 +36,8 @@ type config struct {
 	outOrder  []string
 	calls     map[string]*moduleCall
 	callOrder []string
+	checks    []*checkBlock
+	refactors []*hcl.Block // moved and removed blocks (refactor.go)
 }
 
 func newConfig(files map[string][]byte, dir string) *config {
@@ -86,12 +88,15 @@ type resourceBlock struct {
 	provider  string // provider config address
 	deps      []hcl.Traversal
 	lifecycle lifecycle
+	check     string // "check.name" for the data source scoped to a check block
+	provs     []*provBlock
 }
 
 type lifecycle struct {
 	cbd, prevent, ignoreAll bool
 	ignore                  []cty.Path
 	replaceBy               []hcl.Traversal
+	pre, post               []*checkRule
 }
 
 var metaSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "count"}, {Name: "for_each"}, {Name: "provider"}, {Name: "depends_on"}},
@@ -128,6 +133,10 @@ func (m *config) addBlock(b *hcl.Block) hcl.Diagnostics {
 		return m.addResource(b)
 	case "module":
 		return m.addCall(b)
+	case "check":
+		return m.addCheck(b)
+	case "moved", "removed":
+		m.refactors = append(m.refactors, b)
 	default:
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unsupported block type %q", b.Type),
 			Detail: fmt.Sprintf("cairn does not support %s blocks yet.", b.Type), Subject: &b.DefRange}}
@@ -264,6 +273,7 @@ func (m *config) addVariable(b *hcl.Block) hcl.Diagnostics {
 		}
 	}
 	v.validations = content.Blocks
+	ds = append(ds, m.refuseEphemeral(content.Attributes["ephemeral"])...)
 	m.vars[name] = v
 	m.varOrder = append(m.varOrder, name)
 	return ds
@@ -316,13 +326,18 @@ func (m *config) addResource(b *hcl.Block) hcl.Diagnostics {
 			ds = append(ds, r.lifecycle.read(m, lb)...)
 		}
 	}
+	ds = append(ds, selfReferences(r.lifecycle.pre, "precondition", key)...)
+	ds = append(ds, selfReferences(r.lifecycle.post, "postcondition", key)...)
+	ds = append(ds, r.readProvisioners(content.Blocks)...)
+	ds = append(ds, selfReferences(r.lifecycle.pre, "precondition", key)...)
+	ds = append(ds, selfReferences(r.lifecycle.post, "postcondition", key)...)
 	m.resources[key] = r
 	m.resOrder = append(m.resOrder, key)
 	return ds
 }
 
 func (l *lifecycle) read(m *config, b *hcl.Block) hcl.Diagnostics {
-	attrs, ds := b.Body.JustAttributes()
+	attrs, ds := l.readRules(b)
 	for name, a := range attrs {
 		switch name {
 		case "create_before_destroy", "prevent_destroy":

@@ -250,15 +250,15 @@ func TestModuleErrors(t *testing.T) {
 		rng     diag.Range
 	}{
 		"RegistrySource": {
-			reason:  "Only local module sources are supported.",
+			reason:  "A registry module is found through the modules manifest the client installed; without one it is not installed.",
 			files:   map[string]string{"main.tf": "module \"vpc\" {\n  source  = \"terraform-aws-modules/vpc/aws\"\n  version = \"5.0.0\"\n}\n"},
-			summary: "Unsupported module source", detail: "cairn supports only local module sources",
+			summary: "Module not installed", detail: "the server never downloads modules",
 			rng: diag.Range{Filename: "main.tf", Line: 2, Column: 13},
 		},
 		"GitSource": {
-			reason:  "A Git source is not local either.",
+			reason:  "A Git source is installed by the client too.",
 			files:   map[string]string{"main.tf": "module \"x\" {\n  source = \"git::https://example.com/x.git\"\n}\n"},
-			summary: "Unsupported module source", detail: `"git::https://example.com/x.git", which is not a local path`,
+			summary: "Module not installed", detail: `"git::https://example.com/x.git", which is not installed`,
 			rng: diag.Range{Filename: "main.tf", Line: 2, Column: 12},
 		},
 		"MissingDir": {

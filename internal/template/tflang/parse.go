@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
@@ -27,6 +28,9 @@ type Options struct {
 	VarFiles []string          // -var-file names (keys of files), after the auto-loaded ones
 	Env      map[string]string // TF_VAR_<name> values by name: lowest precedence
 	Validate bool              // variables without a value are unknown instead of an error
+	// AbsDir is the root module's absolute directory where the configuration was read ("" when
+	// unknown): abspath and path.cwd start there, and absolute paths under it name sent files.
+	AbsDir string
 }
 
 // Detect reports whether dir of files holds Terraform-language files.
@@ -64,6 +68,8 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 func Parse(ctx context.Context, files map[string][]byte, opts Options) (*template.Stack, diag.Diagnostics) {
 	dir := cleanDir(opts.Dir)
 	ld := newLoader(ctx, files, dir)
+	ld.tables.files.abs = opts.AbsDir
+	ld.tables.planTime = time.Now()
 	cfg, hd := ld.load(dir)
 	if cfg == nil {
 		cfg = newConfig(files, dir)

@@ -18,7 +18,7 @@ func (e *evaluator) variable(name string, rng hcl.Range) (cty.Value, hcl.Diagnos
 	v, declared := m.vars[name]
 	if !declared {
 		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Reference to undeclared input variable",
-			Detail: fmt.Sprintf("An input variable with the name %q has not been declared.", name), Subject: &rng}}
+			Detail: fmt.Sprintf("An input variable with the name %q has not been declared. This variable can be declared with a variable %q {} block.", name, name), Subject: &rng}}
 	}
 	if m.parent == nil {
 		val, ok := m.varVals[name]

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -44,7 +45,27 @@ func IsLimit(d diag.Diagnostic) bool { return d.Summary == limitSummary }
 
 // exceededDiag is the diagnostic of a budget err at rng.
 func exceededDiag(err error, rng hcl.Range) *hcl.Diagnostic {
-	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: limitSummary, Detail: err.Error() + ".", Subject: rng.Ptr()}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: limitSummary, Detail: err.Error() + ".", Subject: rng.Ptr(),
+		Extra: limitExtra{err}}
+}
+
+// limitExtra keeps a limit's error with its diagnostic, for a template rendered by a
+// function (templatefile) to fail with the error itself.
+type limitExtra struct{ err error }
+
+// limitErr is the budget error among ds, nil if none.
+func limitErr(ds hcl.Diagnostics) error {
+	for _, d := range ds {
+		if x, ok := hcl.DiagnosticExtra[limitExtra](d); ok {
+			return x.err
+		}
+		if fe, ok := hcl.DiagnosticExtra[hclsyntax.FunctionCallDiagExtra](d); ok {
+			if err := fe.FunctionCallError(); budget.IsExceeded(err) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // rewrite restores the literal templates of s in the AST of node and meters its for
@@ -199,29 +220,32 @@ func meterFunction(meter func() *budget.Meter) function.Function {
 	})
 }
 
-// funcTable is the language's functions bound to the meter of the one evaluation using it:
-// evaluations run concurrently, so each takes a table from its loader's pool for its
-// duration instead of building its closures again.
+// funcTable is the language's functions bound to the meter of the one evaluation using it
+// and to whether it is a preview: evaluations run concurrently, so each takes a table from
+// its loader's pool for its duration instead of building its closures again.
 type funcTable struct {
-	meter *budget.Meter
-	fns   map[string]function.Function
+	meter    *budget.Meter
+	planning bool // impure functions (timestamp, uuid ...) are unknown
+	fns      map[string]function.Function
 }
 
 type tablePool struct {
-	pool  sync.Pool
-	files map[string][]byte
-	root  string
+	pool     sync.Pool
+	files    sentFiles
+	planTime time.Time // plantimestamp()
 }
 
-func (p *tablePool) get(m *budget.Meter) *funcTable {
+func (p *tablePool) get(m *budget.Meter, planning bool) *funcTable {
 	t, _ := p.pool.Get().(*funcTable)
 	if t == nil {
 		t = &funcTable{}
 		meter := func() *budget.Meter { return t.meter }
-		t.fns = budget.WrapAll(functions(p.files, p.root), meter)
+		t.fns = wrapFunctions(buildFunctions(tableEnv{files: p.files,
+			self:     func() map[string]function.Function { return t.fns },
+			planning: func() bool { return t.planning }, planTime: p.planTime}), meter)
 		t.fns[meterFunc] = meterFunction(meter)
 	}
-	t.meter = m
+	t.meter, t.planning = m, planning
 	return t
 }
 
@@ -244,6 +268,9 @@ func staticContext(m *budget.Meter) *hcl.EvalContext {
 // userDiag makes an HCL diagnostic fit for users: a budget's error as its own diagnostic, no
 // word of the rewritten calls.
 func userDiag(d *hcl.Diagnostic) *hcl.Diagnostic {
+	if pd := providerFuncDiag(d); pd != nil {
+		return pd
+	}
 	if fe, ok := hcl.DiagnosticExtra[hclsyntax.FunctionCallDiagExtra](d); ok {
 		var ex *budget.Exceeded
 		if err := fe.FunctionCallError(); errors.As(err, &ex) {

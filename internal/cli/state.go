@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/api"
+)
+
+// stateCommand moves a Terraform-language stack's state in and out as terraform state files.
+func (r *runner) stateCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "state",
+		Short: "Move a Terraform-language stack's state to and from terraform state files",
+	}
+	cmd.AddCommand(r.statePullCommand(), r.statePushCommand())
+	return cmd
+}
+
+func (r *runner) statePullCommand() *cobra.Command {
+	var stack, out string
+	cmd := &cobra.Command{
+		Use:   "pull --stack NAME [--out FILE]",
+		Short: "Write a stack as a terraform state file (format version 4)",
+		Long: "Write a Terraform-language stack as a terraform state file (format version 4), to stdout or\n" +
+			"--out FILE. With the same configuration and providers, terraform plan on it has no changes:\n" +
+			"this is how a stack moves from cairn to terraform.",
+	}
+	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
+	cmd.Flags().StringVar(&out, "out", "", "file to write (default: stdout)")
+	cmd.RunE = r.action(func(cmd *cobra.Command) error {
+		if err := required("--stack", stack); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		c, closeApp, err := r.connect(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeApp()
+		b, err := c.PullState(ctx, stack)
+		if err != nil {
+			return err
+		}
+		if out == "" {
+			_, err = r.env.Stdout.Write(b)
+			return err
+		}
+		if err := os.WriteFile(out, b, 0o600); err != nil { // state holds secrets, as terraform.tfstate does
+			return fmt.Errorf("cannot write %s: %w", out, err)
+		}
+		return nil
+	})
+	return cmd
+}
+
+func (r *runner) statePushCommand() *cobra.Command {
+	var (
+		sf    sourceFlags
+		stack string
+	)
+	cmd := &cobra.Command{
+		Use:   "push FILE --stack NAME [-f DIR]",
+		Short: "Adopt a terraform state file as a stack's resources",
+		Long: "Adopt a terraform state file (format version 4, as terraform apply or terraform state pull\n" +
+			"write it; - for stdin) as the resources of a Terraform-language stack, replacing the ones it had.\n" +
+			"The configuration (-f DIR, default the current directory) maps the state's providers: a\n" +
+			"state whose providers or resource types it cannot serve is refused, and nothing changes.\n" +
+			"Then cairn preview on the same configuration shows no changes, and cairn deploy creates,\n" +
+			"updates or replaces nothing: this is how a stack moves from terraform to cairn.",
+		Args: cobra.ExactArgs(1),
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
+	var file string
+	body := r.action(func(cmd *cobra.Command) error {
+		if err := required("--stack", stack); err != nil {
+			return err
+		}
+		var b []byte
+		var err error
+		if file == "-" {
+			b, err = io.ReadAll(r.env.Stdin)
+		} else {
+			b, err = os.ReadFile(file)
+		}
+		if err != nil {
+			return fmt.Errorf("cannot read the state file: %w", err)
+		}
+		if !json.Valid(b) {
+			return fmt.Errorf("%s is not a terraform state file: not JSON", file)
+		}
+		src, err := r.readSource(&sf)
+		if err != nil {
+			return err
+		}
+		if src.dir == "" {
+			return usagef("state push needs the Terraform configuration directory of the state (-f DIR)")
+		}
+		ctx := cmd.Context()
+		c, closeApp, err := r.connect(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeApp()
+		resp, err := c.PushState(ctx, stack, api.StatePushRequest{Source: src.req, State: b})
+		if err != nil {
+			return err
+		}
+		if r.view().json {
+			return writeJSON(r.env.Stdout, resp)
+		}
+		fmt.Fprintf(r.env.Stdout, "Stack %s now holds the %d resource instance(s) of the terraform state (lineage %s, serial %d).\n",
+			stack, resp.Resources, resp.Lineage, resp.Serial)
+		return nil
+	})
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		file = args[0]
+		return body(cmd, nil)
+	}
+	return cmd
+}

@@ -1,0 +1,244 @@
+// Package provisioner runs the Terraform language's provisioners on the cairn server. It
+// serves local-exec as terraform 1.11 does (command, interpreter, working_dir, environment,
+// quiet); file and remote-exec need an SSH or WinRM connection, which cairn does not open,
+// and are refused when a configuration is parsed (see Refused). It imports only leaves.
+package provisioner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Provisioner types.
+const (
+	LocalExec  = "local-exec"
+	File       = "file"
+	RemoteExec = "remote-exec"
+)
+
+// Removed lists the provisioners terraform removed in 0.15; it refuses them as removed.
+var Removed = []string{"chef", "habitat", "puppet", "salt-masterless"}
+
+// Refused reports why cairn cannot run a provisioner type terraform knows ("" if it can run
+// it): file and remote-exec act on another machine through a connection.
+func Refused(typ string) string {
+	switch typ {
+	case File, RemoteExec:
+		return fmt.Sprintf("The %q provisioner acts on a remote machine over an SSH or WinRM connection, and cairn does not open "+
+			"SSH or WinRM connections. Use a local-exec provisioner, or configure the machine with its own tools "+
+			"(cloud-init user data, an image).", typ)
+	}
+	return ""
+}
+
+// Known reports whether typ is a provisioner type terraform 1.11 has.
+func Known(typ string) bool {
+	return typ == LocalExec || typ == File || typ == RemoteExec
+}
+
+var localExecSpec = hcldec.ObjectSpec{
+	"command":     &hcldec.AttrSpec{Name: "command", Type: cty.String, Required: true},
+	"interpreter": &hcldec.AttrSpec{Name: "interpreter", Type: cty.List(cty.String)},
+	"working_dir": &hcldec.AttrSpec{Name: "working_dir", Type: cty.String},
+	"environment": &hcldec.AttrSpec{Name: "environment", Type: cty.Map(cty.String)},
+	"quiet":       &hcldec.AttrSpec{Name: "quiet", Type: cty.Bool},
+}
+
+// Spec is the decoder of a runnable provisioner type's block; false for the others.
+func Spec(typ string) (hcldec.Spec, bool) {
+	if typ == LocalExec {
+		return localExecSpec, true
+	}
+	return nil, false
+}
+
+// BodySchema is the schema of a runnable provisioner type's block, to check its arguments
+// before anything is evaluated.
+func BodySchema(typ string) (*hcl.BodySchema, bool) {
+	spec, ok := Spec(typ)
+	if !ok {
+		return nil, false
+	}
+	return hcldec.ImpliedSchema(spec), true
+}
+
+// Request is one provisioner run.
+type Request struct {
+	Type string
+	// Config is the block decoded with Spec(Type), wholly known and without marks.
+	Config cty.Value
+	// Dir is the working directory of a command without working_dir, and what a relative
+	// working_dir is relative to (terraform's: the directory it runs in).
+	Dir string
+	// Env is the environment the command's own is added to (a command's `environment`
+	// wins); nil: the server's, without CAIRN_* variables.
+	Env []string
+	// Output receives what the command prints, line by line (stdout and stderr together,
+	// as terraform shows them); terraform's "Executing: ..." line first.
+	Output func(line string)
+}
+
+// maxErrOutput is how much of a failed command's output its error repeats, as terraform.
+const maxErrOutput = 8 * 1024
+
+// Run runs a provisioner and returns its failure as terraform words it. ctx ending kills the
+// command and everything it started.
+func Run(ctx context.Context, req Request) error {
+	if req.Type != LocalExec {
+		if why := Refused(req.Type); why != "" {
+			return errors.New(why)
+		}
+		return fmt.Errorf("unknown provisioner %q", req.Type)
+	}
+	return localExec(ctx, req)
+}
+
+func localExec(ctx context.Context, req Request) error {
+	out := req.Output
+	if out == nil {
+		out = func(string) {}
+	}
+	cfg := req.Config
+	command := str(cfg, "command")
+	if command == "" {
+		return errors.New("Invalid local-exec provisioner command: the command must be a non-empty string")
+	}
+	var args []string
+	if v := attr(cfg, "interpreter"); !v.IsNull() && v.LengthInt() > 0 {
+		for _, a := range v.AsValueSlice() {
+			if !a.IsNull() {
+				args = append(args, a.AsString())
+			}
+		}
+	} else if runtime.GOOS == "windows" {
+		args = []string{"cmd", "/C"}
+	} else {
+		args = []string{"/bin/sh", "-c"}
+	}
+	args = append(args, command)
+	env := req.Env
+	if env == nil {
+		env = WithoutCairnEnv(os.Environ())
+	}
+	if v := attr(cfg, "environment"); !v.IsNull() {
+		for k, x := range v.AsValueMap() {
+			if !x.IsNull() {
+				env = append(env, k+"="+x.AsString())
+			}
+		}
+	}
+	dir := req.Dir
+	if wd := str(cfg, "working_dir"); wd != "" {
+		if filepath.IsAbs(wd) || dir == "" {
+			dir = wd
+		} else {
+			dir = filepath.Join(dir, wd)
+		}
+	}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("local-exec provisioner error: failed to initialize pipe for output: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.Env = pw, pw, dir, env
+	killGroup(cmd)
+	tail := &ring{max: maxErrOutput}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		lines(io.TeeReader(pr, tail), out)
+	}()
+	if q := attr(cfg, "quiet"); !q.IsNull() && q.True() {
+		out("local-exec: Executing: Suppressed by quiet=true")
+	} else {
+		out(fmt.Sprintf("Executing: %q", args))
+	}
+	err = cmd.Start()
+	if err == nil {
+		err = cmd.Wait()
+	}
+	pw.Close()
+	// A child the command left running may hold the pipe open: stop reading once ctx ends
+	// or, after the command exited, after a grace period.
+	select {
+	case <-copied:
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+	}
+	pr.Close()
+	if err != nil {
+		return fmt.Errorf("local-exec provisioner error: Error running command '%s': %v. Output: %s", command, err, tail.String())
+	}
+	return nil
+}
+
+// lines passes r to out line by line (a line longer than 64 KiB is cut into pieces).
+func lines(r io.Reader, out func(string)) {
+	br := bufio.NewReaderSize(r, 64*1024)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			out(strings.TrimRight(string(line), "\r\n"))
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// ring keeps the last max bytes written to it.
+type ring struct {
+	max int
+	buf []byte
+}
+
+func (r *ring) Write(p []byte) (int, error) {
+	r.buf = append(r.buf, p...)
+	if len(r.buf) > r.max {
+		r.buf = append(r.buf[:0], r.buf[len(r.buf)-r.max:]...)
+	}
+	return len(p), nil
+}
+
+func (r *ring) String() string { return string(r.buf) }
+
+// WithoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a
+// command that a configuration runs has no business with the server's credentials.
+func WithoutCairnEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CAIRN_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func attr(obj cty.Value, name string) cty.Value {
+	if obj.IsNull() || !obj.Type().IsObjectType() || !obj.Type().HasAttribute(name) {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	return obj.GetAttr(name)
+}
+
+func str(obj cty.Value, name string) string {
+	v := attr(obj, name)
+	if v.IsNull() || v.Type() != cty.String {
+		return ""
+	}
+	return v.AsString()
+}
