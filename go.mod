@@ -3,6 +3,7 @@ module github.com/cairn-dev/cairn
 go 1.26.8
 
 require (
+	github.com/agext/levenshtein v1.2.3
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/bmatcuk/doublestar v1.3.4
 	github.com/google/go-cmp v0.7.0
@@ -39,7 +40,6 @@ require (
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/detectors/gcp v1.35.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/exporter/metric v0.55.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/internal/resourcemapping v0.55.0 // indirect
-	github.com/agext/levenshtein v1.2.3 // indirect
 	github.com/apparentlymart/go-cidr v1.1.1 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect

@@ -90,6 +90,6 @@ type plugin struct {
 
 func (p plugin) Version() string { return p.pkg.Version }
 
-func (p plugin) Open(name string) provider.Provider {
-	return tfplugin.New(tfplugin.Config{Name: name, Executable: p.pkg.Executable, Logger: p.log})
+func (p plugin) Open(name, dir string) provider.Provider {
+	return tfplugin.New(tfplugin.Config{Name: name, Executable: p.pkg.Executable, Logger: p.log, Dir: dir})
 }

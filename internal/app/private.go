@@ -154,7 +154,7 @@ func (p privatePlugin) Version() string { return p.version }
 
 // Open returns a provider whose calls travel through the function; each instance is one
 // RFS session (one session id, the configuration sent with every call).
-func (p privatePlugin) Open(name string) provider.Provider {
+func (p privatePlugin) Open(name, _ string) provider.Provider {
 	conn := httpfunc.NewConn(p.url, httpfunc.Options{Timeout: p.timeout, Client: p.client})
 	return tfplugin.NewV5(conn, tfplugin.Options{Name: name, Logger: p.log})
 }

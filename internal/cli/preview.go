@@ -15,7 +15,7 @@ func (r *runner) previewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "preview [-f FILE|DIR] --stack NAME [--refresh]",
 		Short: "Show what a deploy would change, without changing anything",
-		Long: "Show what a deploy would change, without changing anything.\n\n" + refreshHelp,
+		Long:  "Show what a deploy would change, without changing anything.\n\n" + refreshHelp,
 	}
 	sf.register(cmd)
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")

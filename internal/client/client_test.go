@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"context"
 	"errors"
 	"io"
@@ -76,7 +77,7 @@ func TestClient(t *testing.T) {
 			reason: "Stack GETs the stack's description.",
 			status: 200, answer: `{"name":"s","status":"CREATE_COMPLETE","outputs":[{"name":"O","value":1}]}`,
 			call:    func(c *Client) (any, error) { return c.Stack(ctx, "s") },
-			want:    api.Stack{Name: "s", Status: "CREATE_COMPLETE", Outputs: []api.Output{{Name: "O", Value: float64(1)}}},
+			want:    api.Stack{Name: "s", Status: "CREATE_COMPLETE", Outputs: []api.Output{{Name: "O", Value: json.Number("1")}}},
 			wantReq: seen{"GET", "/v1/stacks/s", "Bearer tok", "", ""},
 		},
 		"Stacks": {

@@ -33,7 +33,7 @@ func (ps *providerSet) loadFunctions(ctx context.Context, st *template.Stack) di
 		ps.mu.Lock()
 		in, ok := ps.inst[addr]
 		if !ok {
-			in = &instance{p: pkg.Open(name)}
+			in = &instance{p: pkg.Open(name, ps.dir)}
 			ps.inst[addr] = in
 		}
 		ps.mu.Unlock()

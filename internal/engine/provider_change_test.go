@@ -75,7 +75,7 @@ type pcPlugin struct {
 }
 
 func (f pcPlugin) Version() string               { return f.version }
-func (f pcPlugin) Open(string) provider.Provider { return f.p }
+func (f pcPlugin) Open(string, string) provider.Provider { return f.p }
 
 func pcConfig(tag, version string) string {
 	return fmt.Sprintf(`terraform {

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -34,8 +36,9 @@ type Plugins interface {
 type Plugin interface {
 	Version() string
 	// Open returns a provider instance named for messages by name (the local name). It starts
-	// lazily: the first call launches the process.
-	Open(name string) provider.Provider
+	// lazily: the first call launches the process, in directory dir when not empty (terraform
+	// runs providers in its working directory: a local_file's relative filename lands there).
+	Open(name, dir string) provider.Provider
 }
 
 // LockFileName is the file of a Terraform-language configuration that pins provider versions.
@@ -49,6 +52,7 @@ type providerSet struct {
 	tmpl *template.Stack
 	pkgs map[string]Plugin // by requirement source
 	lock []byte            // the lock file after resolution
+	dir  string            // provider processes' working directory; "" = the server's
 
 	mu   sync.Mutex
 	inst map[string]*instance // by provider configuration address
@@ -179,7 +183,7 @@ func (ps *providerSet) lookup(typ, providerAddr string) (provider.Provider, erro
 	if !ok {
 		return nil, fmt.Errorf("provider %s (%s) was not resolved", cfg.Name, req.Source)
 	}
-	in := &instance{p: pkg.Open(cfg.Name)}
+	in := &instance{p: pkg.Open(cfg.Name, ps.dir)}
 	ps.inst[providerAddr] = in
 	return in.p, nil
 }
@@ -273,4 +277,19 @@ func schemaKind(res *template.Resource) provider.SchemaRequest {
 		return provider.SchemaRequest{Kind: provider.SchemaData, Type: res.Type}
 	}
 	return provider.SchemaRequest{Kind: provider.SchemaResource, Type: res.Type}
+}
+
+// providerDir is where a run's provider processes start: the configuration's own directory,
+// as terraform runs them in its working directory, when the client sent one that exists on
+// this machine (always so for the in-process server) and the tenant may run code on the
+// server (a provider such as hashicorp/local writes files relative to it). Otherwise the
+// server's working directory.
+func (e *Engine) providerDir(ctx context.Context, workDir string) string {
+	if workDir == "" || !filepath.IsAbs(workDir) || !e.mayRunCode(ctx) {
+		return ""
+	}
+	if fi, err := os.Stat(workDir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return workDir
 }

@@ -57,8 +57,8 @@ const (
 // builtinPlugin serves terraform.io/builtin/terraform in process.
 type builtinPlugin struct{}
 
-func (builtinPlugin) Version() string               { return builtin.Version }
-func (builtinPlugin) Open(string) provider.Provider { return builtin.New() }
+func (builtinPlugin) Version() string                       { return builtin.Version }
+func (builtinPlugin) Open(string, string) provider.Provider { return builtin.New() }
 
 // splitBuiltin separates the requirements plugins serve from the built-in provider's.
 func splitBuiltin(reqs []*template.ProviderRequirement) ([]*template.ProviderRequirement, map[string]Plugin) {
@@ -331,29 +331,38 @@ func (o *outputEvents) flush() {
 	}
 }
 
-// provisionDir is the working directory of a run's provisioners: the configuration's files,
-// written out once, removed when the run ends. (A request does not carry the directory the
-// configuration came from on the client's machine; relative paths in commands see the same
-// files there and here.)
+// provisionDir is the working directory of a run's provisioners: the configuration's own
+// directory when the request names one that exists on this machine (the CLI in-process, or a
+// server beside the client), as terraform runs them there; otherwise a directory holding the
+// configuration's files, written out once and removed when the run ends, so relative paths
+// in commands see the same files.
 type provisionDir struct {
-	once sync.Once
-	dir  string
-	err  error
+	once  sync.Once
+	dir   string
+	owned bool // made by the run, removed by close
+	err   error
 }
 
 // workDir returns the run's provisioner directory, making it on first use.
 func (r *run) workDir() (string, error) {
 	pd := &r.provDir
 	pd.once.Do(func() {
+		req := r.configRequest()
+		if wd := filepath.FromSlash(req.WorkDir); filepath.IsAbs(wd) {
+			if fi, err := os.Stat(wd); err == nil && fi.IsDir() {
+				pd.dir = wd
+				return
+			}
+		}
 		pd.dir, pd.err = os.MkdirTemp("", "cairn-provision-")
 		if pd.err != nil {
 			return
 		}
-		files := r.configFiles()
-		for name, text := range files {
+		pd.owned = true
+		for name, text := range req.Files {
 			p := filepath.Join(pd.dir, filepath.FromSlash(name))
 			if !filepath.IsLocal(filepath.FromSlash(name)) || !strings.HasPrefix(p, pd.dir) {
-				continue
+				continue // ../shared/main.tf: a module outside the configuration's directory
 			}
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				pd.err = err
@@ -371,29 +380,22 @@ func (r *run) workDir() (string, error) {
 	return pd.dir, nil
 }
 
-// configFiles are the files of the configuration the run applies (for a delete, the last
-// deployed one).
-func (r *run) configFiles() map[string]string {
+// configRequest is the deploy request of the configuration the run applies (for a delete,
+// the last deployed one).
+func (r *run) configRequest() api.DeployRequest {
 	if r.req.Deploy != nil {
-		return r.req.Deploy.Files
+		return *r.req.Deploy
 	}
-	return r.deployedFiles()
+	var req api.DeployRequest
+	_ = json.Unmarshal(r.stack.Template, &req) // unreadable: no files, a bare directory
+	return req
 }
 
-// close removes the provisioners' directory.
+// close removes the provisioners' directory if the run made it.
 func (pd *provisionDir) close() {
-	if pd.dir != "" {
+	if pd.owned {
 		_ = os.RemoveAll(pd.dir)
 	}
-}
-
-// deployedFiles are the configuration files of the stack's last deploy.
-func (r *run) deployedFiles() map[string]string {
-	var req api.DeployRequest
-	if json.Unmarshal(r.stack.Template, &req) != nil {
-		return nil
-	}
-	return req.Files
 }
 
 // deleteFailed ends the delete step key of t as failed before the provider was called (its

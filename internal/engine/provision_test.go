@@ -270,3 +270,26 @@ func TestProvisionerTenantCode(t *testing.T) {
 		t.Fatalf("deploy as the default tenant = %+v", done)
 	}
 }
+
+// TestProvisionerWorkDir: with the configuration's directory at hand (the request's WorkDir),
+// commands run there, as terraform runs them in its working directory, and it stays.
+func TestProvisionerWorkDir(t *testing.T) {
+	dir := t.TempDir()
+	h, _ := newTFHarness(t, nil, engine.Options{})
+	files := map[string]string{"main.tf": `resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    command = "echo here > relative.txt"
+  }
+}
+`}
+	op, err := h.e.Deploy(context.Background(), "wd", api.DeployRequest{Files: files, WorkDir: filepath.ToSlash(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := h.wait(op.ID); done.StackStatus != "CREATE_COMPLETE" {
+		t.Fatalf("deploy = %+v", done)
+	}
+	if got := readFile(t, filepath.Join(dir, "relative.txt")); got != "here\n" {
+		t.Errorf("relative.txt in the configuration's directory = %q", got)
+	}
+}

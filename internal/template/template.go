@@ -45,6 +45,9 @@ type Stack struct {
 	Checks []*Check
 	// Functions are the provider-defined functions the configuration calls (functions.go).
 	Functions *ProviderFunctions
+	// Ephemerals are the instances of ephemeral resource blocks (Mode Ephemeral): opened for
+	// one run when their values are needed, never stored, and not part of Resources.
+	Ephemerals []*Resource
 
 	indexOnce sync.Once
 	index     map[string]*Resource
@@ -109,6 +112,8 @@ type Parameter struct {
 	NoEcho      bool
 	Value       cty.Value
 	Range       diag.Range
+	// Ephemeral says the value must not be stored (a Terraform `variable { ephemeral = true }`).
+	Ephemeral bool
 }
 
 // Policy says what happens to a resource's physical object when the resource leaves the stack
@@ -125,9 +130,20 @@ const (
 type Mode string
 
 const (
-	Managed Mode = ""
-	Data    Mode = "data"
+	Managed   Mode = ""
+	Data      Mode = "data"
+	Ephemeral Mode = "ephemeral" // a Terraform ephemeral resource: in Stack.Ephemerals only
 )
+
+// Ephemeral returns the ephemeral resource instance called name, or nil.
+func (s *Stack) Ephemeral(name string) *Resource {
+	for _, r := range s.Ephemerals {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
 
 // Resource is one declared resource (one instance, for the Terraform language: count and
 // for_each are expanded by the parser).

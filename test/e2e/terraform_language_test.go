@@ -104,7 +104,11 @@ func TestTerraformLanguage(t *testing.T) {
 	if _, listed := cairnVals["nothing"]; listed {
 		t.Errorf("cairn lists the null output; terraform does not")
 	}
-	tfAttrs := tf.show().Values.RootModule.Resources[0].Values
+	var shown tfShow
+	if err := json.Unmarshal([]byte(tf.run("-chdir=infra", "show", "-json")), &shown); err != nil || len(shown.Values.RootModule.Resources) != 1 {
+		t.Fatalf("terraform show: %v %+v", err, shown)
+	}
+	tfAttrs := shown.Values.RootModule.Resources[0].Values
 	cairnAttrs := attrs(t, c.describe("lang"), "cairntest_thing.d")
 	for _, k := range []string{"name", "size", "tags", "rule"} {
 		if fmt.Sprint(tfAttrs[k]) != fmt.Sprint(cairnAttrs[k]) {

@@ -46,7 +46,10 @@ resource "terraform_data" "a" {
 
 resource "terraform_data" "each" {
   for_each = toset(["p", "q"])
-  input    = terraform_data.a[0].output.name
+  input    = "fixed"
+  lifecycle {
+    replace_triggered_by = [terraform_data.a[0]]
+  }
   provisioner "local-exec" {
     command     = "printf '%s %s\n' \"$V\" ${each.key} >> $OUT/each-${each.key}"
     environment = { V = self.output }
@@ -157,7 +160,10 @@ func TestTerraformProvisionersParity(t *testing.T) {
 	if got := outFiles(t, cOut)["created-1"]; len(got) != 1 || got[0] != "created one-1 1 from-the-configuration" {
 		t.Errorf("cairn's created-1 = %q", got)
 	}
-	apply("an update runs no provisioner", "input=two")
+	apply("an update runs no provisioner; replace_triggered_by replaces", "input=two")
+	if got := outFiles(t, cOut)["each-p"]; len(got) != 2 {
+		t.Errorf("terraform_data.each[\"p\"] was not replaced when a[0] changed: each-p = %q", got)
+	}
 	apply("a replacement runs destroy-time then creation-time provisioners", "input=two", "trigger=t2")
 	if got := outFiles(t, cOut)["destroyed"]; len(got) != 2 {
 		t.Errorf("cairn's destroyed after the replacement = %q", got)

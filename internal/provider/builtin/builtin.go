@@ -96,13 +96,10 @@ func (p *Provider) Diff(_ context.Context, req provider.DiffRequest) (provider.D
 		}
 	}
 	if !equal(priorInput, cfg.input) {
-		switch {
-		case cfg.input.IsNull():
+		// terraform plans output "known after apply", though it will be input
+		if cfg.input.IsNull() {
 			planned["output"] = cty.NullVal(cfg.input.Type())
-		case cfg.input.IsWhollyKnown():
-			// known now, though terraform shows it "known after apply": output is input
-			planned["output"] = cfg.input
-		default:
+		} else {
 			planned["output"] = cty.UnknownVal(cfg.input.Type())
 		}
 	}

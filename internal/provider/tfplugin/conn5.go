@@ -92,6 +92,9 @@ func (c *conn5) getSchemas(ctx context.Context) (*schemas, error) {
 			return nil, fmt.Errorf("data source %s: %w", name, err)
 		}
 	}
+	if err := addEphemeral(s, r.EphemeralResourceSchemas, schema5); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

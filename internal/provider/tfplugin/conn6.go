@@ -87,6 +87,9 @@ func (c *conn6) getSchemas(ctx context.Context) (*schemas, error) {
 			return nil, fmt.Errorf("data source %s: %w", name, err)
 		}
 	}
+	if err := addEphemeral(s, r.EphemeralResourceSchemas, schema6); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

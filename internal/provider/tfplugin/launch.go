@@ -60,7 +60,7 @@ type process struct {
 // handshake: versions 5 and 6 offered, gRPC only, AutoMTLS, managed (so CleanupClients kills
 // it), terraform's message size limit. The provider's log (hclog JSON on stderr) goes to log
 // at debug level; the last lines of its stderr are kept for the error when it crashes.
-func launch(name, executable string, log *slog.Logger, versions ...int) (*process, error) {
+func launch(name, executable, dir string, log *slog.Logger, versions ...int) (*process, error) {
 	if len(versions) == 0 {
 		versions = []int{5, 6}
 	}
@@ -69,6 +69,7 @@ func launch(name, executable string, log *slog.Logger, versions ...int) (*proces
 		plugins[v] = plugin.PluginSet{"provider": rawConn{}}
 	}
 	cmd := exec.Command(executable)
+	cmd.Dir = dir
 	setPdeathsig(cmd)
 	stderr := &tail{}
 	level := hclog.Off
@@ -125,7 +126,7 @@ type Process struct{ p *process }
 // Launch starts the provider binary at executable, offering the given protocol versions (5
 // and 6 when none are given). The caller must Kill it.
 func Launch(name, executable string, log *slog.Logger, versions ...int) (*Process, error) {
-	p, err := launch(name, executable, log, versions...)
+	p, err := launch(name, executable, "", log, versions...)
 	if err != nil {
 		return nil, err
 	}

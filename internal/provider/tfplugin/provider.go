@@ -37,6 +37,7 @@ const stopTimeout = 10 * time.Second
 type Config struct {
 	Name       string // local name, e.g. "time": it prefixes every error
 	Executable string
+	Dir        string        // the process's working directory; "" = this process's
 	Logger     *slog.Logger  // receives the provider's log at debug level; nil discards it
 	StopGrace  time.Duration // 0 means DefaultStopGrace
 }
@@ -58,6 +59,7 @@ type Options struct {
 type Provider struct {
 	name      string
 	exe       string // "" over NewFromConn
+	dir       string // the process's working directory
 	cacheKey  string
 	log       *slog.Logger
 	stopGrace time.Duration
@@ -82,7 +84,7 @@ var _ provider.Provider = (*Provider)(nil)
 
 // New returns a provider that launches cfg.Executable when first used.
 func New(cfg Config) *Provider {
-	return &Provider{name: cfg.Name, exe: cfg.Executable, log: cfg.Logger, stopGrace: grace(cfg.StopGrace),
+	return &Provider{name: cfg.Name, exe: cfg.Executable, dir: cfg.Dir, log: cfg.Logger, stopGrace: grace(cfg.StopGrace),
 		sem: make(chan struct{}, 1)}
 }
 
@@ -149,7 +151,7 @@ func (p *Provider) ready(ctx context.Context) (*schemas, error) {
 		if p.cacheKey == "" {
 			p.cacheKey = executableKey(p.exe)
 		}
-		proc, err := launch(p.name, p.exe, p.log)
+		proc, err := launch(p.name, p.exe, p.dir, p.log)
 		if err != nil {
 			p.launchErr = err
 			return nil, err

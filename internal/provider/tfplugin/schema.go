@@ -35,6 +35,7 @@ type schemas struct {
 	providerMeta *schema // nil when the provider has no provider_meta schema
 	resources    map[string]*schema
 	data         map[string]*schema
+	ephemeral    map[string]*schema // ephemeral resource types (ephemeral.go)
 	caps         serverCaps
 	diags        diag.Diagnostics
 }
@@ -263,6 +264,8 @@ func (s *schemas) lookup(name string, kind provider.SchemaKind, typ string) (*sc
 		m, what = s.data, "data source"
 	case provider.SchemaResource, "":
 		m = s.resources
+	case provider.SchemaEphemeral:
+		m, what = s.ephemeral, "ephemeral resource type"
 	default:
 		return nil, fmt.Errorf("provider %s: unknown schema kind %q", name, kind)
 	}

@@ -43,6 +43,7 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 	if ds.HasErrors() {
 		return nil, ds
 	}
+	ds = append(ds, checkEphemeralArguments(mods)...)
 	for _, mod := range mods[1:] {
 		for _, name := range mod.varOrder {
 			ds = append(ds, mod.validate(name)...)
@@ -62,6 +63,7 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 	reqs, d := mergeRequirements(mods)
 	ds = append(ds, d...)
 	ds = append(ds, m.buildProviders(st, mods, reqs)...)
+	ds = append(ds, m.providerCycles(st, mods)...)
 	for _, name := range m.outOrder {
 		b := m.outputs[name]
 		attrs, d := outputAttrs(b)
@@ -71,6 +73,7 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 			continue
 		}
 		_, pre, _ := outputContent(b)
+		ds = append(ds, m.rootOutputEphemeral(b, attrs)...)
 		o := &template.Output{Name: name, Value: &exprValue{m: m, expr: a.Expr}, Range: rangeOf(b.DefRange), Preconditions: m.conditions(pre, key{})}
 		if da, ok := attrs["description"]; ok {
 			if v, d := m.static(da.Expr); !d.HasErrors() && v.Type() == cty.String {
@@ -198,7 +201,7 @@ func (m *module) addResources(st *template.Stack) {
 		ranges := map[string]diag.Range{}
 		propertyRanges(rb.body, "", ranges)
 		for i, ik := range m.keys[k] {
-			r := &template.Resource{Name: m.instances[k][i], Type: rb.typ, Mode: rb.mode, Properties: &bodyExpr{m: m, body: rb.body, key: ik},
+			r := &template.Resource{Name: m.instances[k][i], Type: rb.typ, Mode: rb.mode, Properties: &bodyExpr{m: m, body: rb.body, key: ik, stored: rb.mode != template.Ephemeral},
 				DependsOn: deps, Provider: prov, Range: rangeOf(rb.block.DefRange), TypeRange: rangeOf(rb.block.LabelRanges[0]),
 				CreateBeforeDestroy: rb.lifecycle.cbd, PreventDestroy: rb.lifecycle.prevent,
 				IgnoreChanges: rb.lifecycle.ignore, IgnoreAllChanges: rb.lifecycle.ignoreAll,
@@ -207,6 +210,9 @@ func (m *module) addResources(st *template.Stack) {
 				Preconditions: m.conditions(rb.lifecycle.pre, ik), Postconditions: m.conditions(rb.lifecycle.post, ik)}
 			if rb.check != "" {
 				r.Check = m.prefix + rb.check
+			}
+			if m.addEphemeral(st, rb, r) {
+				continue
 			}
 			r.Provisioners = m.provisioners(rb, ik)
 			st.Resources = append(st.Resources, r)
@@ -403,7 +409,7 @@ func (m *module) buildProviders(st *template.Stack, mods []*module, reqs []*temp
 				Config: &bodyExpr{m: mod, body: remain}, DependsOn: mod.references(bodyRefs(remain), map[string]bool{}), Range: rangeOf(b.DefRange)})
 		}
 	}
-	for _, r := range st.Resources {
+	for _, r := range append(st.Resources[:len(st.Resources):len(st.Resources)], st.Ephemerals...) {
 		if n, ok := strings.CutPrefix(r.Provider, "provider."); ok && !strings.Contains(n, ".") {
 			used[n] = true
 		}
@@ -432,7 +438,7 @@ func (m *module) buildProviders(st *template.Stack, mods []*module, reqs []*temp
 			st.Providers = append(st.Providers, &template.ProviderConfig{Addr: "provider." + n, Name: n, Config: &bodyExpr{m: m, body: f.Body}})
 		}
 	}
-	for _, r := range st.Resources {
+	for _, r := range append(st.Resources[:len(st.Resources):len(st.Resources)], st.Ephemerals...) {
 		if st.Provider(r.Provider) == nil {
 			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Provider configuration not present",
 				Detail: fmt.Sprintf("To work with %s its original provider configuration at %s is required, but it has been removed. "+

@@ -28,8 +28,8 @@ type moduleCall struct {
 	source    string // as written
 	src       tfmodule.Source
 	sourceRng hcl.Range
-	version   string              // the version argument as written, "" without one
-	versions  version.Constraints // version, parsed
+	version   string                    // the version argument as written, "" without one
+	versions  version.Constraints       // version, parsed
 	args      map[string]*hcl.Attribute // input variables
 	count     *hcl.Attribute
 	forEach   *hcl.Attribute
@@ -70,7 +70,7 @@ func (m *config) addCall(b *hcl.Block) hcl.Diagnostics {
 			Subject: &c.sourceRng})
 	case err != nil && hasVersion:
 		return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid registry module source address",
-			Detail: fmt.Sprintf("Failed to parse module registry address: %s.\n\nTerraform assumed that you intended a module registry source address because you also set the argument \"version\", which applies only to registry modules.", err),
+			Detail:  fmt.Sprintf("Failed to parse module registry address: %s.\n\nTerraform assumed that you intended a module registry source address because you also set the argument \"version\", which applies only to registry modules.", err),
 			Subject: &c.sourceRng})
 	case err != nil:
 		return append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid module source address",
@@ -160,9 +160,9 @@ type loader struct {
 	// manifest is the client's modules.json, read when a remote call first needs it.
 	manifest    tfmodule.Manifest
 	manifestErr error
-	diags   hcl.Diagnostics // from expansions made on demand while evaluating
-	over    bool            // a budget stopped the expansion: expand nothing more
-	funcs   *providerFuncs  // made by providerFunctions
+	diags       hcl.Diagnostics // from expansions made on demand while evaluating
+	over        bool            // a budget stopped the expansion: expand nothing more
+	funcs       *providerFuncs  // made by providerFunctions
 }
 
 func newLoader(ctx context.Context, files map[string][]byte, root string) *loader {

@@ -200,7 +200,15 @@ func (m *module) checkRef(t hcl.Traversal) hcl.Diagnostics {
 					"A data resource %q %q has not been declared in %s.", typ, name, m.describe()))
 			}
 		}
-	case "module", "count", "each", "self", "path", "terraform", "ephemeral":
+	case "ephemeral":
+		typ, name := attr(1), attr(2)
+		if typ != "" && name != "" {
+			if _, ok := m.resources["ephemeral."+typ+"."+name]; !ok {
+				return undeclared("Reference to undeclared resource", fmt.Sprintf(
+					"An ephemeral resource %q %q has not been declared in %s.", typ, name, m.describe()))
+			}
+		}
+	case "module", "count", "each", "self", "path", "terraform":
 		// module: checkModuleRefs; the others are checked where they are evaluated
 	default:
 		name := attr(1)

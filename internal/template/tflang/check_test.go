@@ -139,7 +139,7 @@ func tfValidate(t *testing.T, out []byte) []string {
 			Severity string `json:"severity"`
 			Summary  string `json:"summary"`
 			Range    struct {
-				Filename string `json:"filename"`
+				Filename string                     `json:"filename"`
 				Start    struct{ Line, Column int } `json:"start"`
 			} `json:"range"`
 		} `json:"diagnostics"`

@@ -319,19 +319,3 @@ func asSeverity(ds hcl.Diagnostics, sev hcl.DiagnosticSeverity) hcl.Diagnostics 
 	}
 	return out
 }
-
-// refuseEphemeral refuses `ephemeral = true` on a variable: cairn cannot yet keep such a value
-// out of what it stores (the deploy request is kept to resume a run after a restart), so it
-// says so where the configuration asks for it instead of storing a value terraform never would.
-func (m *config) refuseEphemeral(a *hcl.Attribute) hcl.Diagnostics {
-	if a == nil {
-		return nil
-	}
-	v, ds := m.static(a.Expr)
-	if ds.HasErrors() || v.Type() != cty.Bool || v.IsNull() || !v.True() {
-		return ds
-	}
-	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unsupported argument",
-		Detail:  "cairn does not support ephemeral input variables yet: it would store their values with the deploy request. Remove ephemeral = true, or use terraform for this configuration.",
-		Subject: a.Range.Ptr()}}
-}

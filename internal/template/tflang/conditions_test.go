@@ -160,10 +160,6 @@ func TestConditionErrors(t *testing.T) {
     }
   }
 }`, "Invalid reference in postcondition", 4},
-		"ephemeral variable": {`variable "v" {
-  ephemeral = true
-}`, "Unsupported argument", 2},
-		"ephemeral resource": {`ephemeral "random_password" "p" {}`, "Unsupported block type", 1},
 		"check without assert": {`check "c" {
   data "time_echo" "e" {}
 }`, "Zero assert blocks", 1},

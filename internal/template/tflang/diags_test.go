@@ -41,13 +41,13 @@ func TestDiagnostics(t *testing.T) {
 			line: 2, col: 11, text: "  count = var.nope",
 		},
 		"UndeclaredVariableInBody": {
-			reason: "Every expression is checked at Parse, as terraform validate does (issue 12 item 8).",
-			src:    "resource \"time_static\" \"t\" {\n  triggers = { a = var.nope }\n}\n",
+			reason:  "Every expression is checked at Parse, as terraform validate does (issue 12 item 8).",
+			src:     "resource \"time_static\" \"t\" {\n  triggers = { a = var.nope }\n}\n",
 			summary: "Reference to undeclared input variable", detail: `"nope" has not been declared`,
 			line: 2, col: 20, text: "  triggers = { a = var.nope }",
 		},
 		"UndeclaredLocal": {
-			src: "output \"o\" {\n  value = local.nope\n}\n",
+			src:     "output \"o\" {\n  value = local.nope\n}\n",
 			summary: "Reference to undeclared local value", detail: `A local value with the name "nope" has not been declared.`,
 			line: 2, col: 11, text: "  value = local.nope",
 		},

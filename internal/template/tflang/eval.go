@@ -175,6 +175,8 @@ func (e *evaluator) context(refs []hcl.Traversal) (*hcl.EvalContext, hcl.Diagnos
 				continue
 			}
 			top["self"] = e.s.self
+		case "ephemeral":
+			ds = append(ds, e.ephemeralContext(t, vars)...)
 		case "data":
 			typ := attr
 			name := ""
@@ -297,7 +299,13 @@ func (e *evaluator) resource(k string, rng hcl.Range) (cty.Value, hcl.Diagnostic
 			Detail: fmt.Sprintf("The referenced data resource %q %q is not available from this context.", rb.typ, rb.name), Subject: &rng}}
 	}
 	insts := e.m.resourceInstances(k)
+	var ds hcl.Diagnostics
 	get := func(a string) cty.Value {
+		if rb.mode == template.Ephemeral {
+			v, d := e.ephemeralInstance(a, rng)
+			ds = append(ds, d...)
+			return v
+		}
 		if e.s.scope == nil {
 			return cty.DynamicVal
 		}
@@ -313,15 +321,16 @@ func (e *evaluator) resource(k string, rng hcl.Range) (cty.Value, hcl.Diagnostic
 		for i, a := range insts {
 			vals[i] = get(a)
 		}
-		return cty.TupleVal(vals), nil
+		return cty.TupleVal(vals), ds
 	case rb.forEach != nil:
 		vals := map[string]cty.Value{}
 		for _, a := range insts {
 			vals[instanceKey(a)] = get(a)
 		}
-		return cty.ObjectVal(vals), nil
+		return cty.ObjectVal(vals), ds
 	default:
-		return get(e.m.prefix + k), nil
+		v := get(e.m.prefix + k)
+		return v, ds
 	}
 }
 
@@ -379,6 +388,9 @@ type bodyExpr struct {
 	m    *module
 	body hcl.Body
 	key  key
+	// stored: a resource or data source body, whose configuration is kept, which therefore
+	// may not hold ephemeral values (ephemeral.go)
+	stored bool
 }
 
 // EvalSpec decodes the body with the provider's schema, dynamic blocks expanded.
@@ -393,7 +405,10 @@ func (b *bodyExpr) EvalSpec(s template.Scope, spec hcldec.Spec) (cty.Value, diag
 		return cty.DynamicVal, convertDiags(ds, b.m.files)
 	}
 	v, d := hcldec.Decode(e.expand(b.body, ctx), spec, ctx)
-	return e.result(v, append(ds, d...), b.body.MissingItemRange())
+	if ds = append(ds, d...); b.stored && !ds.HasErrors() {
+		ds = append(ds, ephemeralAttributes(b.body, v)...)
+	}
+	return e.result(v, ds, b.body.MissingItemRange())
 }
 
 // result is what an evaluation hands the engine: v, unless v refers to more than the limits
@@ -436,6 +451,9 @@ func (b *bodyExpr) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 			ds = append(ds, d...)
 			out[name] = v
 		}
+		if b.stored && !ds.HasErrors() {
+			ds = append(ds, ephemeralAttributes(b.body, cty.ObjectVal(out))...)
+		}
 		return e.result(cty.ObjectVal(out), ds, b.body.MissingItemRange())
 	}
 	sh := shapeOf(sb, true)
@@ -444,7 +462,10 @@ func (b *bodyExpr) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 		return cty.DynamicVal, convertDiags(ds, b.m.files)
 	}
 	v, d := decodeShaped(e.expand(b.body, ctx), sh, ctx)
-	return e.result(v, append(ds, d...), b.body.MissingItemRange())
+	if ds = append(ds, d...); b.stored && !ds.HasErrors() {
+		ds = append(ds, ephemeralAttributes(b.body, v)...)
+	}
+	return e.result(v, ds, b.body.MissingItemRange())
 }
 
 // metaBlock reports whether a resource body's top-level block of type typ is a meta-argument.
@@ -475,7 +496,7 @@ func (x *exprValue) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 		return cty.DynamicVal, convertDiags(ds, x.m.files)
 	}
 	v, d := x.expr.Value(ctx)
-	ds = append(ds, d...)
+	v, ds = x.m.outputEphemeral(nil, v, append(ds, d...), x.expr.Range())
 	if x.sensitive && v != cty.NilVal {
 		v = value.Secret(v)
 	}

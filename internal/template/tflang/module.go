@@ -75,6 +75,7 @@ type variable struct {
 	nullable    bool
 	validations []*hcl.Block
 	desc        string
+	ephemeral   bool // never stored (ephemeral.go)
 }
 
 type resourceBlock struct {
@@ -129,7 +130,7 @@ func (m *config) addBlock(b *hcl.Block) hcl.Diagnostics {
 		}
 		m.outputs[name] = b
 		m.outOrder = append(m.outOrder, name)
-	case "resource", "data":
+	case "resource", "data", "ephemeral":
 		return m.addResource(b)
 	case "module":
 		return m.addCall(b)
@@ -273,7 +274,9 @@ func (m *config) addVariable(b *hcl.Block) hcl.Diagnostics {
 		}
 	}
 	v.validations = content.Blocks
-	ds = append(ds, m.refuseEphemeral(content.Attributes["ephemeral"])...)
+	eph, d := m.ephemeralFlag(content.Attributes["ephemeral"])
+	v.ephemeral = eph
+	ds = append(ds, d...)
 	m.vars[name] = v
 	m.varOrder = append(m.varOrder, name)
 	return ds
@@ -284,6 +287,8 @@ func (m *config) addResource(b *hcl.Block) hcl.Diagnostics {
 	key := r.typ + "." + r.name
 	if b.Type == "data" {
 		r.mode, key = template.Data, "data."+key
+	} else if b.Type == "ephemeral" {
+		r.mode, key = template.Ephemeral, "ephemeral."+key
 	}
 	if _, dup := m.resources[key]; dup {
 		what := "resource"
@@ -420,6 +425,9 @@ func (v *variable) convert(val cty.Value) (cty.Value, error) {
 	}
 	if v.sensitive {
 		out = value.Secret(out)
+	}
+	if v.ephemeral {
+		out = markEphemeral(out)
 	}
 	return out, nil
 }

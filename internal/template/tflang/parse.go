@@ -55,6 +55,7 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: "locals"}, {Type: "output", LabelNames: []string{"name"}}, {Type: "module", LabelNames: []string{"name"}},
 	{Type: "resource", LabelNames: []string{"type", "name"}}, {Type: "data", LabelNames: []string{"type", "name"}},
 	{Type: "moved"}, {Type: "import"}, {Type: "check", LabelNames: []string{"name"}}, {Type: "removed"},
+	{Type: "ephemeral", LabelNames: []string{"type", "name"}},
 }}
 
 // Parse reads the root module of files, with the local modules it calls, and binds its

@@ -66,6 +66,9 @@ func (e *evaluator) variable(name string, rng hcl.Range) (cty.Value, hcl.Diagnos
 		return cty.DynamicVal, append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for input variable",
 			Detail: fmt.Sprintf("The given value is not suitable for %s.var.%s declared at %s: %s.", m.describe(), name, v.block.DefRange.String(), err), Subject: &subject})
 	}
+	if d := ephemeralArgument(v, conv, subject); d.HasErrors() {
+		return cty.DynamicVal, append(ds, d...)
+	}
 	e.s.values[ck] = conv
 	return conv, ds
 }
@@ -177,6 +180,7 @@ func (e *evaluator) output(name string, rng hcl.Range) (cty.Value, hcl.Diagnosti
 	}
 	v, d := a.Expr.Value(ctx)
 	v, ds = e.charge(v, append(ds, d...), a.Expr.Range())
+	v, ds = e.m.outputEphemeral(attrs, v, ds, a.Expr.Range())
 	if e.m.outputSensitive(attrs) && v != cty.NilVal {
 		v = value.Secret(v)
 	}
@@ -246,6 +250,11 @@ func (m *module) walkRefs(ts []hcl.Traversal, seen, out map[string]bool) {
 			}
 			continue
 		case "count", "each", "path", "terraform", "self":
+			continue
+		case "ephemeral":
+			if ek, _, _, ok := ephemeralRef(t); ok {
+				m.walkEphemeral(ek, seen, out)
+			}
 			continue
 		case "data":
 			if len(t) > 2 {

@@ -104,7 +104,7 @@ func (m *module) bindVariables(opts Options, st *template.Stack) hcl.Diagnostics
 		}
 		m.varVals[name] = conv
 		st.Parameters = append(st.Parameters, &template.Parameter{Name: name, Type: v.ty.FriendlyName(), Description: v.desc,
-			NoEcho: v.sensitive, Value: conv, Range: rangeOf(v.block.DefRange)})
+			NoEcho: v.sensitive, Value: conv, Range: rangeOf(v.block.DefRange), Ephemeral: v.ephemeral})
 	}
 	if ds.HasErrors() {
 		return ds
