@@ -114,6 +114,7 @@ type Change struct {
 	Action      string           `json:"action"`
 	Replacement string           `json:"replacement,omitempty"` // for Modify: True, False or Conditional
 	MovedFrom   string           `json:"movedFrom,omitempty"`   // a moved block gave it this address: its former one
+	Importing   string           `json:"importing,omitempty"`   // an import block adopts the object with this id first
 	Details     []PropertyChange `json:"details,omitempty"`
 }
 

@@ -19,7 +19,8 @@ import (
 // BenchmarkTerraform deploys the same Terraform-language configuration of N resources with
 // `cairn deploy` and with `terraform apply`, one after the other in the same run, with the same
 // provider binary from the same filesystem mirror and the same -parallelism, and reports both
-// and their ratio. Run:
+// and their ratio, for three shapes: cairntest_fast (cairn's own framework provider, nearly free per
+// resource), time_static (hashicorp/time) and random_id (hashicorp/random 3.9.0). Run:
 //
 //	go test ./bench -run '^$' -bench Terraform -benchtime 1x -count 3 -timeout 2h
 //
@@ -33,7 +34,8 @@ func BenchmarkTerraform(b *testing.B) {
 	cairn := buildCairn(b)
 	mirror := providerbin.Mirror(b,
 		providerbin.Package{Source: "registry.terraform.io/cairn-dev/cairntest", Version: "0.1.0", Binary: providerbin.Cairntest(b, 5)},
-		providerbin.Package{Source: "registry.terraform.io/hashicorp/time", Version: providerbin.TimeVersion, Binary: providerbin.Time(b)})
+		providerbin.Package{Source: "registry.terraform.io/hashicorp/time", Version: providerbin.TimeVersion, Binary: providerbin.Time(b)},
+		providerbin.RandomRelease.Package(b))
 	rc := providerbin.CLIConfig(b, mirror)
 	limit := envDuration(b, "CAIRN_BENCH_TERRAFORM_CAP", 10*time.Minute)
 	par := envInt(b, "CAIRN_BENCH_PARALLELISM", 10)
@@ -48,7 +50,7 @@ func BenchmarkTerraform(b *testing.B) {
 			sizes = append(sizes, n)
 		}
 	}
-	for _, shape := range []string{"cairntest_fast", "time_static"} {
+	for _, shape := range []string{"cairntest_fast", "time_static", "random_id"} {
 		for _, n := range sizes {
 			b.Run(fmt.Sprintf("%s-%d", shape, n), func(b *testing.B) {
 				for range b.N {
@@ -135,6 +137,11 @@ func terraformConfig(shape string, n int) string {
 		fmt.Fprintf(&sb, "terraform {\n  required_providers {\n    time = { source = \"hashicorp/time\", version = %q }\n  }\n}\n", providerbin.TimeVersion)
 		for i := range n {
 			fmt.Fprintf(&sb, "resource \"time_static\" \"r%d\" {\n  triggers = { i = \"%d\" }\n}\n", i, i)
+		}
+	case "random_id":
+		fmt.Fprintf(&sb, "terraform {\n  required_providers {\n    random = { source = \"hashicorp/random\", version = %q }\n  }\n}\n", providerbin.RandomRelease.Version)
+		for i := range n {
+			fmt.Fprintf(&sb, "resource \"random_id\" \"r%d\" {\n  byte_length = 8\n  keepers = { i = \"%d\" }\n}\n", i, i)
 		}
 	}
 	return sb.String()

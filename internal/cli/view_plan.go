@@ -13,9 +13,10 @@ import (
 // writePlan prints a Terraform-language preview the way terraform plan does, so its users
 // read it at a glance: one block per resource with a "+", "~", "-/+" or "-" sign per
 // attribute, "(known after apply)" and "(sensitive value)", "# forces replacement", then the
-// "Plan: N to add, N to change, N to destroy." line.
+// "Plan: N to add, N to change, N to destroy." line ("N to import, " first when import blocks
+// adopt objects).
 func writePlan(w io.Writer, p api.PreviewResponse, colour bool) {
-	var add, change, destroy int
+	var imports, add, change, destroy int
 	any := false
 	for _, c := range p.Changes {
 		var sign, verb, ansi string
@@ -39,10 +40,15 @@ func writePlan(w io.Writer, p api.PreviewResponse, colour bool) {
 			sign, verb = ".", "will no longer be managed by Terraform, but will not be destroyed"
 		case c.MovedFrom != "": // moved, nothing else to do
 			sign, verb = "", "has moved to "+c.LogicalID
+		case c.Importing != "": // imported, nothing else to do
+			sign, verb = "", "will be imported"
 		default:
 			continue
 		}
 		any = true
+		if c.Importing != "" {
+			imports++
+		}
 		typ, name := splitAddress(c.LogicalID, c.Type)
 		switch {
 		case c.Action == api.ActionForget:
@@ -53,6 +59,12 @@ func writePlan(w io.Writer, p api.PreviewResponse, colour bool) {
 			fmt.Fprintf(w, "  # %s %s\n", c.LogicalID, verb)
 			if c.MovedFrom != "" {
 				fmt.Fprintf(w, "  # (moved from %s)\n", c.MovedFrom)
+			}
+			if c.Importing != "" && c.Action != api.ActionNoop {
+				fmt.Fprintf(w, "  # (imported from %q)\n", c.Importing)
+			}
+			if c.Importing != "" && c.Replacement == api.ReplaceTrue {
+				fmt.Fprintln(w, "  # Warning: this will destroy the imported resource")
 			}
 		}
 		kind := "resource"
@@ -74,6 +86,10 @@ func writePlan(w io.Writer, p api.PreviewResponse, colour bool) {
 		fmt.Fprintln(w, "No changes. Your infrastructure matches the configuration.")
 		return
 	}
+	if imports > 0 {
+		fmt.Fprintf(w, "Plan: %d to import, %d to add, %d to change, %d to destroy.\n", imports, add, change, destroy)
+		return
+	}
 	fmt.Fprintf(w, "Plan: %d to add, %d to change, %d to destroy.\n", add, change, destroy)
 }
 
@@ -82,6 +98,8 @@ func planLine(c api.Change, d api.PropertyChange, width int, colour bool) string
 	before, after := planValue(d.Before), planValue(d.After)
 	var sign, text, ansi string
 	switch {
+	case c.Action == api.ActionNoop: // an import that changes nothing shows the object as it is
+		sign, text = " ", after
 	case c.Action == api.ActionRemove || (d.After == nil && d.Before != nil):
 		sign, text, ansi = "-", before+" -> null", ansiRed
 		if c.Action == api.ActionRemove {
@@ -117,6 +135,9 @@ func planValue(v any) string {
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
+		}
+		if len(keys) == 0 {
+			return "{}"
 		}
 		sort.Strings(keys)
 		parts := make([]string, len(keys))

@@ -33,13 +33,19 @@ func (r *run) deploy(ctx context.Context) error {
 	if r.req.Creating {
 		prefix = "CREATE"
 	}
+	if msg := r.ephemeralGone(); msg != "" {
+		return r.finish(ctx, prefix+"_FAILED", msg, false)
+	}
 	phase, reason := r.phase()
 	switch phase {
 	case phaseForward:
 		if err := r.applyRefactoring(ctx); err != nil { // moved.go
 			return err
 		}
-		failure, err := r.refreshThenForward(ctx) // refresh.go
+		failure, err := r.applyImports(ctx) // importblocks.go
+		if err == nil && failure == "" {
+			failure, err = r.refreshThenForward(ctx) // refresh.go
+		}
 		if err != nil {
 			return err
 		}
@@ -122,6 +128,9 @@ func (r *run) forward(ctx context.Context) (string, error) {
 		return "Stack timed out after its --timeout.", nil
 	case len(failed) > 0:
 		return fmt.Sprintf("The following resource(s) failed to %s: [%s].", verb, strings.Join(failed, ", ")), nil
+	}
+	if err := sc.eph.openAll(); err != nil { // ephemeral.go
+		return "Ephemeral resources could not be opened: " + err.Error(), nil
 	}
 	outs, diags := r.outputs(sc)
 	if diags.HasErrors() {

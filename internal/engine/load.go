@@ -122,6 +122,7 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 	}
 	if flags&loadCheck != 0 {
 		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID, src))
+		diags = diags.Append(checkEphemerals(ctx, st, ps)) // ephemeral.go
 		if st.Dialect == template.Terraform && !diags.HasErrors() {
 			sc := schemaScope{ctx: ctx, st: st, ps: ps}
 			diags = diags.Append(checkOutputs(st, sc), outputPreconditions(st, sc))

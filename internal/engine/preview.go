@@ -60,6 +60,8 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	}
 	sc := newScope(ctx, st)
 	sc.planning = true
+	attachEphemerals(ctx, sc, st, ps) // ephemeral.go
+	defer sc.eph.close()
 	pv := previewer{e: e, st: st, ps: ps, sc: sc, rows: rows, appliedWith: src.appliedWith, stackName: stack, stackID: stackID,
 		changed: map[string]bool{}}
 	resp := api.PreviewResponse{Stack: stack, Dialect: string(st.Dialect), Changes: []api.Change{}, LockFile: string(ps.lock)}
@@ -69,6 +71,10 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 				return api.PreviewResponse{}, &ValidationError{Diagnostics: diags.Append(diag.Errorf(st.Provider(name).Range, name, "%s", err))}
 			}
 			continue
+		}
+		importing, err := pv.planImport(ctx, st.Resource(name)) // importblocks.go
+		if err != nil {
+			return api.PreviewResponse{}, err
 		}
 		if req.Refresh && st.Dialect == template.Terraform {
 			if err := pv.refresh(ctx, st.Resource(name)); err != nil {
@@ -84,9 +90,13 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
 		}
 		ch.MovedFrom = rf.moved[ch.LogicalID]
-		if ch.Action != api.ActionNoop || ch.MovedFrom != "" {
+		pv.showImport(&ch, importing)
+		if ch.Action != api.ActionNoop || ch.MovedFrom != "" || ch.Importing != "" {
 			resp.Changes = append(resp.Changes, ch)
 		}
+	}
+	if err := sc.eph.openAll(); err != nil { // as terraform plan opens every ephemeral resource
+		return api.PreviewResponse{}, &ValidationError{Diagnostics: diags.Append(diag.Errorf(diag.Range{}, "", "%s", err))}
 	}
 	if st.Dialect == template.Terraform {
 		diags = diags.Append(outputPreconditions(st, pv.sc))

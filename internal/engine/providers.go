@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/template/tflang"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
@@ -209,7 +210,9 @@ func (ps *providerSet) configured(ctx context.Context, sc template.Scope, typ, p
 		in.diag, in.err = diags.Append(resp.Diagnostics), err
 		if err == nil && !in.diag.HasErrors() {
 			in.fp = providerFP{Version: ps.version(providerAddr)}
-			if b, err := value.Marshal(val); err == nil && val.IsWhollyKnown() {
+			// ephemeral parts are left out: they are not stored, not even as a digest, and
+			// change from run to run without changing what the resources were applied with
+			if b, err := value.Marshal(tflang.WithoutEphemeral(val)); err == nil && val.IsWhollyKnown() {
 				sum := sha256.Sum256(b)
 				in.fp.Config = hex.EncodeToString(sum[:])
 			}

@@ -90,10 +90,13 @@ func (e *Engine) mayRunCode(ctx context.Context) bool {
 	return e.o.RunCode == nil || e.o.RunCode(tenant.From(ctx))
 }
 
-// codeRefused is why a tenant's local-exec provisioner does not run.
+// codeRefused is why a tenant's provisioner does not run: local-exec runs a command on the
+// server, file and remote-exec open SSH connections from it (network egress, and file reads
+// the server's files); all are the server's own user acting for the tenant.
 func codeRefused(t string) string {
-	return fmt.Sprintf("a local-exec provisioner runs a command on the cairn server as the server's own user; this server lets only "+
-		"its operator's tenant run one (start it with --allow-tenant-code to let every tenant), and this request acts for tenant %q", t)
+	return fmt.Sprintf("a provisioner runs a command on the cairn server (local-exec) or opens an SSH connection from it and uploads "+
+		"the server's files (file, remote-exec), as the server's own user; this server lets only its operator's tenant run them "+
+		"(start it with --allow-tenant-code to let every tenant), and this request acts for tenant %q", t)
 }
 
 // checkProvisioners refuses, before anything runs, the provisioners of a tenant that may not
@@ -257,6 +260,10 @@ func (r *run) runProvisioners(ctx context.Context, sc template.Scope, res *templ
 			return fmt.Sprintf("%s: the %s provisioner's configuration is not known after the resource was applied", p.Range, p.Type), nil
 		}
 		plain, marks := cfg.UnmarkDeep()
+		conn, fail := r.connection(sc, p, self)
+		if fail != "" {
+			return fail, nil
+		}
 		if err := r.event(ctx, res.Name, id, res.Type, statusProvisioning, fmt.Sprintf("Provisioning with '%s'...", p.Type)); err != nil {
 			return "", err
 		}
@@ -265,7 +272,7 @@ func (r *run) runProvisioners(ctx context.Context, sc template.Scope, res *templ
 			return "", err
 		}
 		out := &outputEvents{r: r, ctx: ctx, res: res, id: id, typ: p.Type, secret: len(marks) > 0}
-		runErr := provisioner.Run(ctx, provisioner.Request{Type: p.Type, Config: plain, Dir: dir, Output: out.line})
+		runErr := provisioner.Run(ctx, provisioner.Request{Type: p.Type, Config: plain, Connection: conn, Dir: dir, Output: out.line})
 		out.flush()
 		if out.err != nil {
 			return "", out.err
@@ -293,6 +300,24 @@ func (r *run) runProvisioners(ctx context.Context, sc template.Scope, res *templ
 		return msg, nil
 	}
 	return "", nil
+}
+
+// connection evaluates the connection block of p (null when it has none); fail is why it
+// cannot be used. Secrets in it (a private key) are not marks the provisioner sees, and it
+// never prints them, as in terraform.
+func (r *run) connection(sc template.Scope, p *template.Provisioner, self cty.Value) (conn cty.Value, fail string) {
+	if p.Connection == nil {
+		return cty.NullVal(cty.DynamicPseudoType), ""
+	}
+	v, diags := p.Connection.EvalSelf(sc, self, provisioner.ConnectionSpec)
+	if diags.HasErrors() {
+		return cty.NilVal, reasonOf(diags.Err())
+	}
+	if !v.IsWhollyKnown() {
+		return cty.NilVal, fmt.Sprintf("%s: the %s provisioner's connection is not known after the resource was applied", p.Range, p.Type)
+	}
+	v, _ = v.UnmarkDeep()
+	return v, ""
 }
 
 // outputEvents turns a provisioner's output into events, as terraform prints it

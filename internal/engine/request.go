@@ -37,6 +37,8 @@ type opRequest struct {
 	Deadline time.Time          `json:"deadline,omitzero"`
 	Deploy   *api.DeployRequest `json:"deploy,omitempty"`
 	Delete   *api.DeleteRequest `json:"delete,omitempty"`
+	// EphemeralVars name the ephemeral variables whose values Deploy left out (ephemeral.go).
+	EphemeralVars []string `json:"ephemeralVars,omitempty"`
 }
 
 // Validate parses the template and checks every resource with its provider, reporting all
@@ -150,7 +152,8 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 			}
 		}
 	}
-	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req}
+	req, ephemeralVars := storedRequest(req, st) // ephemeral.go: their values are never stored
+	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req, EphemeralVars: ephemeralVars}
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	}
@@ -297,6 +300,9 @@ func apiParameters(ps []*template.Parameter) []api.Parameter {
 		}
 		if p.NoEcho {
 			ap.Value = value.Mask
+		}
+		if p.Ephemeral {
+			ap.Value = "" // never stored, not even masked
 		}
 		out = append(out, ap)
 	}

@@ -48,6 +48,7 @@ type run struct {
 	provDir     provisionDir    // the provisioners' working directory (provision.go)
 	orderOnce   sync.Once
 	topo        []string
+	handedOff   bool // the run took over the request's loaded template (not a resumption)
 }
 
 // image is a resource row as a journal entry's detail keeps it.
@@ -109,6 +110,11 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 	if r.ps != nil {
 		defer r.ps.close()
 	}
+	defer func() { // before the providers stop
+		if r.sc != nil {
+			r.sc.eph.close()
+		}
+	}()
 	if err == nil {
 		if r.req.Kind == kindDelete {
 			err = r.destroy(ctx)
@@ -215,7 +221,9 @@ func (r *run) load(ctx context.Context, ho *handoff) error {
 	}
 	r.ps = &providerSet{e: r.e, inst: map[string]*instance{}}
 	if ho != nil && r.req.Kind != kindDelete {
-		r.tmpl, r.ps = ho.tmpl, ho.ps
+		r.tmpl, r.ps, r.handedOff = ho.tmpl, ho.ps, true
+	} else if r.req.Kind == kindDeploy && r.ephemeralGone() != "" {
+		// resumed without its ephemeral variables: deploy fails it (ephemeral.go)
 	} else if src != nil {
 		tmpl, ps, diags := r.e.load(ctx, r.stack.Name, r.req.StackID, sourceOf(*src), 0)
 		if tmpl == nil {
@@ -224,6 +232,7 @@ func (r *run) load(ctx context.Context, ho *handoff) error {
 		r.tmpl, r.ps = tmpl, ps
 	}
 	r.sc = newScope(ctx, r.tmpl)
+	attachEphemerals(ctx, r.sc, r.tmpl, r.ps) // ephemeral.go
 	return nil
 }
 

@@ -24,6 +24,8 @@ type scope struct {
 	rows map[string]state.Resource
 	// planning: the scope of a preview, where impure functions (timestamp, uuid) are unknown.
 	planning bool
+	// eph opens the ephemeral resources of the Terraform language (ephemeral.go); nil: none.
+	eph *ephemerals
 }
 
 // Planning implements tflang.Planner.

@@ -1,7 +1,7 @@
-// Package provisioner runs the Terraform language's provisioners on the cairn server. It
-// serves local-exec as terraform 1.11 does (command, interpreter, working_dir, environment,
-// quiet); file and remote-exec need an SSH or WinRM connection, which cairn does not open,
-// and are refused when a configuration is parsed (see Refused). It imports only leaves.
+// Package provisioner runs the Terraform language's provisioners from the cairn server as
+// terraform 1.11 does: local-exec runs a command here (command, interpreter, working_dir,
+// environment, quiet); file uploads files and remote-exec runs scripts on another machine
+// over an SSH connection (the connection block; WinRM is refused). It imports only leaves.
 package provisioner
 
 import (
@@ -32,21 +32,24 @@ const (
 // Removed lists the provisioners terraform removed in 0.15; it refuses them as removed.
 var Removed = []string{"chef", "habitat", "puppet", "salt-masterless"}
 
-// Refused reports why cairn cannot run a provisioner type terraform knows ("" if it can run
-// it): file and remote-exec act on another machine through a connection.
-func Refused(typ string) string {
-	switch typ {
-	case File, RemoteExec:
-		return fmt.Sprintf("The %q provisioner acts on a remote machine over an SSH or WinRM connection, and cairn does not open "+
-			"SSH or WinRM connections. Use a local-exec provisioner, or configure the machine with its own tools "+
-			"(cloud-init user data, an image).", typ)
-	}
-	return ""
+// kind is one provisioner type: the decoder of its block, terraform's check of the decoded
+// block (nil: none), and how it runs.
+type kind struct {
+	spec     hcldec.ObjectSpec
+	validate func(cty.Value) *Invalid
+	run      func(context.Context, Request) error
+}
+
+var kinds = map[string]kind{
+	LocalExec:  {spec: localExecSpec, run: localExec},
+	File:       {spec: fileSpec, validate: validateFile, run: file},
+	RemoteExec: {spec: remoteExecSpec, validate: validateRemoteExec, run: remoteExec},
 }
 
 // Known reports whether typ is a provisioner type terraform 1.11 has.
 func Known(typ string) bool {
-	return typ == LocalExec || typ == File || typ == RemoteExec
+	_, ok := kinds[typ]
+	return ok
 }
 
 var localExecSpec = hcldec.ObjectSpec{
@@ -57,16 +60,17 @@ var localExecSpec = hcldec.ObjectSpec{
 	"quiet":       &hcldec.AttrSpec{Name: "quiet", Type: cty.Bool},
 }
 
-// Spec is the decoder of a runnable provisioner type's block; false for the others.
+// Spec is the decoder of a provisioner type's block; false for an unknown type.
 func Spec(typ string) (hcldec.Spec, bool) {
-	if typ == LocalExec {
-		return localExecSpec, true
+	k, ok := kinds[typ]
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	return k.spec, true
 }
 
-// BodySchema is the schema of a runnable provisioner type's block, to check its arguments
-// before anything is evaluated.
+// BodySchema is the schema of a provisioner type's block, to check its arguments before
+// anything is evaluated.
 func BodySchema(typ string) (*hcl.BodySchema, bool) {
 	spec, ok := Spec(typ)
 	if !ok {
@@ -75,19 +79,44 @@ func BodySchema(typ string) (*hcl.BodySchema, bool) {
 	return hcldec.ImpliedSchema(spec), true
 }
 
+// Invalid is a provisioner block terraform refuses before it runs anything (file with both
+// source and content, remote-exec without a script).
+type Invalid struct{ Summary, Detail string }
+
+func (e *Invalid) Error() string {
+	if e.Detail == "" {
+		return e.Summary
+	}
+	return e.Summary + ": " + e.Detail
+}
+
+// Validate checks a decoded block of type typ as terraform's ValidateProvisionerConfig: an
+// unknown value counts as set, so it works before the resource exists.
+func Validate(typ string, cfg cty.Value) *Invalid {
+	k, ok := kinds[typ]
+	if !ok || k.validate == nil {
+		return nil
+	}
+	return k.validate(cfg)
+}
+
 // Request is one provisioner run.
 type Request struct {
 	Type string
 	// Config is the block decoded with Spec(Type), wholly known and without marks.
 	Config cty.Value
-	// Dir is the working directory of a command without working_dir, and what a relative
-	// working_dir is relative to (terraform's: the directory it runs in).
+	// Connection is the connection block (the resource's merged with the provisioner's)
+	// decoded with ConnectionSpec, wholly known and without marks; null when there is none.
+	Connection cty.Value
+	// Dir is the working directory of a command without working_dir, and what relative
+	// paths (a working_dir, a file source, a script) are relative to: terraform's, the
+	// directory it runs in.
 	Dir string
 	// Env is the environment the command's own is added to (a command's `environment`
 	// wins); nil: the server's, without CAIRN_* variables.
 	Env []string
-	// Output receives what the command prints, line by line (stdout and stderr together,
-	// as terraform shows them); terraform's "Executing: ..." line first.
+	// Output receives what the provisioner prints, line by line (stdout and stderr together,
+	// as terraform shows them); local-exec's "Executing: ..." line first.
 	Output func(line string)
 }
 
@@ -95,15 +124,13 @@ type Request struct {
 const maxErrOutput = 8 * 1024
 
 // Run runs a provisioner and returns its failure as terraform words it. ctx ending kills the
-// command and everything it started.
+// command and everything it started, or closes the connection.
 func Run(ctx context.Context, req Request) error {
-	if req.Type != LocalExec {
-		if why := Refused(req.Type); why != "" {
-			return errors.New(why)
-		}
+	k, ok := kinds[req.Type]
+	if !ok {
 		return fmt.Errorf("unknown provisioner %q", req.Type)
 	}
-	return localExec(ctx, req)
+	return k.run(ctx, req)
 }
 
 func localExec(ctx context.Context, req Request) error {

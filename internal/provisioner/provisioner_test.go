@@ -118,16 +118,16 @@ func TestLocalExecCancel(t *testing.T) {
 	}
 }
 
-func TestRefused(t *testing.T) {
-	for _, typ := range []string{File, RemoteExec} {
-		if Refused(typ) == "" || !Known(typ) {
-			t.Errorf("%s: want known and refused", typ)
-		}
-		if err := Run(context.Background(), Request{Type: typ}); err == nil || !strings.Contains(err.Error(), "SSH or WinRM") {
-			t.Errorf("%s: Run = %v, want a refusal", typ, err)
+func TestKnown(t *testing.T) {
+	for _, typ := range []string{LocalExec, File, RemoteExec} {
+		if _, ok := Spec(typ); !ok || !Known(typ) {
+			t.Errorf("%s: not known", typ)
 		}
 	}
-	if Refused(LocalExec) != "" {
-		t.Error("local-exec refused")
+	if Known("chef") {
+		t.Error("chef known")
+	}
+	if err := Run(context.Background(), Request{Type: "chef"}); err == nil {
+		t.Error("Run ran an unknown provisioner")
 	}
 }

@@ -21,12 +21,15 @@ const (
 
 // Provisioner is a provisioner block of a Terraform-language resource instance.
 type Provisioner struct {
-	Type      string // "local-exec"
-	When      ProvisionerWhen
-	Continue  bool // on_failure = continue: a failure is reported and ignored
-	Config    SelfExpr
-	Range     diag.Range // the block
-	TypeRange diag.Range // its type label
+	Type     string // "local-exec", "file", "remote-exec"
+	When     ProvisionerWhen
+	Continue bool // on_failure = continue: a failure is reported and ignored
+	Config   SelfExpr
+	// Connection is its connection block laid over the resource's (an argument of its own
+	// wins), to decode with provisioner.ConnectionSpec; nil when there is neither.
+	Connection SelfExpr
+	Range      diag.Range // the block
+	TypeRange  diag.Range // its type label
 }
 
 // SelfExpr is a block that may reference `self`, the resource's own object, besides what

@@ -40,6 +40,8 @@ type Stack struct {
 	// Moves and Removals are the moved and removed blocks of every module instance.
 	Moves    []*Move
 	Removals []*Removal
+	// Imports are the root module's import blocks, one per target instance (imports.go).
+	Imports []*Import
 	// Checks are the check blocks of every module instance: assertions evaluated after the
 	// resources are applied, whose failures are warnings (conditions.go).
 	Checks []*Check

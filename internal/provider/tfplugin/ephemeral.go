@@ -125,7 +125,10 @@ func (p *Provider) OpenEphemeral(ctx context.Context, req provider.EphemeralRequ
 	if err != nil {
 		return provider.OpenEphemeralResponse{}, fmt.Errorf("provider %s: OpenEphemeralResource %s: %w", p.name, req.Type, err)
 	}
-	out.Result = sc.block.mark(v)
+	// Unlike a resource's, the value is not marked by the schema's sensitive attributes:
+	// terraform marks an ephemeral result ephemeral only (ephemeralasnull(x.result) == null
+	// is a plain bool there).
+	out.Result = v
 	return out, nil
 }
 

@@ -60,6 +60,7 @@ func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
 	for _, mod := range mods {
 		ds = append(ds, mod.addRefactors(st)...)
 	}
+	ds = append(ds, m.addImports(st, mods, opts.Validate)...) // imports.go
 	reqs, d := mergeRequirements(mods)
 	ds = append(ds, d...)
 	ds = append(ds, m.buildProviders(st, mods, reqs)...)

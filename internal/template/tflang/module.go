@@ -38,6 +38,7 @@ type config struct {
 	callOrder []string
 	checks    []*checkBlock
 	refactors []*hcl.Block // moved and removed blocks (refactor.go)
+	imports   []*hcl.Block // import blocks (imports.go)
 }
 
 func newConfig(files map[string][]byte, dir string) *config {
@@ -91,6 +92,7 @@ type resourceBlock struct {
 	lifecycle lifecycle
 	check     string // "check.name" for the data source scoped to a check block
 	provs     []*provBlock
+	conn      *hcl.Block // the resource's connection block (provisioner.go)
 }
 
 type lifecycle struct {
@@ -138,6 +140,8 @@ func (m *config) addBlock(b *hcl.Block) hcl.Diagnostics {
 		return m.addCheck(b)
 	case "moved", "removed":
 		m.refactors = append(m.refactors, b)
+	case "import":
+		m.imports = append(m.imports, b)
 	default:
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unsupported block type %q", b.Type),
 			Detail: fmt.Sprintf("cairn does not support %s blocks yet.", b.Type), Subject: &b.DefRange}}

@@ -22,6 +22,8 @@ type provBlock struct {
 	cont  bool
 	body  hcl.Body
 	block *hcl.Block
+	own   *hcl.Block // its own connection block
+	conn  hcl.Body   // its connection: own laid over the resource's; nil if neither
 }
 
 var provisionerMetaSchema = &hcl.BodySchema{
@@ -29,24 +31,69 @@ var provisionerMetaSchema = &hcl.BodySchema{
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "_"}, {Type: "connection"}, {Type: "lifecycle"}},
 }
 
-// readProvisioners reads the provisioner blocks among a resource's meta-argument blocks.
-// Connection blocks are accepted and not evaluated: only file and remote-exec use them, and
-// cairn refuses those.
+// readProvisioners reads the provisioner blocks among a resource's meta-argument blocks,
+// and the resource's connection block, which each provisioner's own connection block
+// overrides argument by argument.
 func (r *resourceBlock) readProvisioners(blocks hcl.Blocks) hcl.Diagnostics {
 	var ds hcl.Diagnostics
+	var base *hcl.Block
 	for _, b := range blocks {
-		if b.Type != "provisioner" {
-			continue
-		}
-		if r.mode == template.Data {
+		switch {
+		case b.Type == "connection" && r.mode == template.Managed:
+			if base != nil {
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate connection block",
+					Detail: fmt.Sprintf("This resource already has a connection block at %s.", base.DefRange), Subject: &b.DefRange})
+				continue
+			}
+			base = b
+		case b.Type == "connection" || b.Type == "provisioner" && r.mode != template.Managed:
 			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported block type",
-				Detail: `Blocks of type "provisioner" are not expected here.`, Subject: &b.DefRange})
-			continue
+				Detail: fmt.Sprintf("Blocks of type %q are not expected here.", b.Type), Subject: &b.DefRange})
+		case b.Type == "provisioner":
+			p, d := readProvisioner(b)
+			ds = append(ds, d...)
+			if p != nil {
+				r.provs = append(r.provs, p)
+			}
 		}
-		p, d := readProvisioner(b)
-		ds = append(ds, d...)
-		if p != nil {
-			r.provs = append(r.provs, p)
+	}
+	// A destroy-time provisioner uses the resource's connection too: it may reference only
+	// self, as terraform checks once for the resource.
+	for _, p := range r.provs {
+		if base != nil && p.when == template.WhenDestroy {
+			ds = append(ds, onlySelfRefs(base.Body)...)
+			break
+		}
+	}
+	for _, p := range r.provs {
+		switch {
+		case base != nil && p.own != nil:
+			p.conn = overrideBody{base: base.Body, override: p.own.Body}
+		case base != nil:
+			p.conn = base.Body
+		case p.own != nil:
+			p.conn = p.own.Body
+		}
+		ds = append(ds, checkConnection(p.conn)...)
+	}
+	r.conn = base
+	return ds
+}
+
+// checkConnection checks a provisioner's connection before anything is evaluated, as
+// terraform's validate: arguments of no communicator, a missing host (terraform checks the
+// merged block so), and a connection type cairn does not open.
+func checkConnection(conn hcl.Body) hcl.Diagnostics {
+	if conn == nil {
+		return nil
+	}
+	content, ds := conn.Content(provisioner.ConnectionSchema())
+	if a, ok := content.Attributes["type"]; ok {
+		if v, d := a.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+			if why := provisioner.RefusedConnection(v.AsString()); why != "" {
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported connection type",
+					Detail: why + ".", Subject: a.Expr.Range().Ptr()})
+			}
 		}
 	}
 	return ds
@@ -65,10 +112,6 @@ func readProvisioner(b *hcl.Block) (*provBlock, hcl.Diagnostics) {
 	if !provisioner.Known(p.typ) {
 		return nil, append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid provisioner type",
 			Detail: fmt.Sprintf("There is no provisioner %q: terraform has local-exec, file and remote-exec.", p.typ), Subject: &b.LabelRanges[0]})
-	}
-	if why := provisioner.Refused(p.typ); why != "" {
-		return nil, append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unsupported provisioner %q", p.typ),
-			Detail: why, Subject: &b.LabelRanges[0]})
 	}
 	if a, ok := content.Attributes["when"]; ok {
 		switch keyword(a.Expr) {
@@ -101,19 +144,48 @@ func readProvisioner(b *hcl.Block) (*provBlock, hcl.Diagnostics) {
 			}
 			escaped = true
 			p.body = hcl.MergeBodies([]hcl.Body{p.body, blk.Body})
+		case "connection":
+			if p.own != nil {
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate connection block",
+					Detail: fmt.Sprintf("This provisioner already has a connection block at %s.", p.own.DefRange), Subject: &blk.DefRange})
+				continue
+			}
+			p.own = blk
+			if p.when == template.WhenDestroy {
+				ds = append(ds, onlySelfRefs(blk.Body)...)
+			}
 		case "lifecycle":
 			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reserved block type name in provisioner block",
 				Detail: `The block type name "lifecycle" is reserved for use by Terraform in a future version.`, Subject: &blk.TypeRange})
 		}
 	}
 	if schema, ok := provisioner.BodySchema(p.typ); ok {
-		_, d := p.body.Content(schema)
+		content, d := p.body.Content(schema)
 		ds = append(ds, d...)
+		if !d.HasErrors() {
+			if inv := provisioner.Validate(p.typ, provisionerShape(content.Attributes)); inv != nil {
+				ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: inv.Summary, Detail: inv.Detail, Subject: &b.DefRange})
+			}
+		}
 	}
 	if p.when == template.WhenDestroy {
 		ds = append(ds, onlySelfRefs(p.body)...)
 	}
 	return p, ds
+}
+
+// provisionerShape stands for a provisioner block's value before it can be evaluated, for the checks
+// terraform makes at validate: an argument is null when it is the literal null, unknown
+// otherwise.
+func provisionerShape(attrs hcl.Attributes) cty.Value {
+	obj := map[string]cty.Value{}
+	for name, a := range attrs {
+		obj[name] = cty.DynamicVal
+		if v, d := a.Expr.Value(nil); !d.HasErrors() && v.IsNull() {
+			obj[name] = cty.NullVal(cty.DynamicPseudoType)
+		}
+	}
+	return cty.ObjectVal(obj)
 }
 
 // keyword is a keyword argument (when = destroy), also in its legacy quoted form, which
@@ -165,13 +237,22 @@ func onlySelfRefs(body hcl.Body) hcl.Diagnostics {
 // the resource, as terraform counts them (self is the resource itself).
 func (r *resourceBlock) provisionerRefs() []hcl.Traversal {
 	var out []hcl.Traversal
+	refs := func(body hcl.Body) {
+		attrs, _ := body.JustAttributes()
+		for _, a := range attrs {
+			out = append(out, a.Expr.Variables()...)
+		}
+	}
+	if r.conn != nil { // the resource's connection block counts even for destroy-time ones, as in terraform
+		refs(r.conn.Body)
+	}
 	for _, p := range r.provs {
 		if p.when != template.WhenCreate {
 			continue
 		}
-		attrs, _ := p.body.JustAttributes()
-		for _, a := range attrs {
-			out = append(out, a.Expr.Variables()...)
+		refs(p.body)
+		if p.own != nil {
+			refs(p.own.Body)
 		}
 	}
 	return out
@@ -181,8 +262,12 @@ func (r *resourceBlock) provisionerRefs() []hcl.Traversal {
 func (m *module) provisioners(r *resourceBlock, k key) []*template.Provisioner {
 	var out []*template.Provisioner
 	for _, p := range r.provs {
-		out = append(out, &template.Provisioner{Type: p.typ, When: p.when, Continue: p.cont,
-			Config: &selfBody{m: m, body: p.body, key: k}, Range: rangeOf(p.block.DefRange), TypeRange: rangeOf(p.block.LabelRanges[0])})
+		tp := &template.Provisioner{Type: p.typ, When: p.when, Continue: p.cont,
+			Config: &selfBody{m: m, body: p.body, key: k}, Range: rangeOf(p.block.DefRange), TypeRange: rangeOf(p.block.LabelRanges[0])}
+		if p.conn != nil {
+			tp.Connection = &selfBody{m: m, body: p.conn, key: k}
+		}
+		out = append(out, tp)
 	}
 	return out
 }

@@ -17,13 +17,59 @@ func TestProvisionerRefusals(t *testing.T) {
 	for name, tc := range map[string]struct {
 		body, want, at string
 	}{
-		"file needs a connection": {body: `provisioner "file" {
+		"file with source and content": {body: `provisioner "file" {
     source      = "a"
+    content     = "b"
     destination = "/tmp/a"
-  }`, want: `Unsupported provisioner "file": The "file" provisioner acts on a remote machine over an SSH or WinRM connection, and cairn does not open SSH or WinRM connections.`, at: "main.tf:2:15"},
-		"remote-exec": {body: `provisioner "remote-exec" {
+  }`, want: `Cannot set both 'source' and 'content'`, at: "main.tf:2:3"},
+		"file with neither": {body: `provisioner "file" {
+    content     = null
+    destination = "/tmp/a"
+  }`, want: `Must provide one of 'source' or 'content'`, at: "main.tf:2:3"},
+		"file without destination": {body: `provisioner "file" {
+    content = "x"
+  }`, want: `Missing required argument`, at: "main.tf:2:22"},
+		"remote-exec with two scripts": {body: `provisioner "remote-exec" {
     inline = ["true"]
-  }`, want: `Unsupported provisioner "remote-exec"`, at: "main.tf:2:15"},
+    script = "a.sh"
+  }`, want: `Invalid remote-exec provisioner configuration: Only one of "inline", "script", or "scripts" must be set`, at: "main.tf:2:3"},
+		"connection without host": {body: `connection {
+    user = "u"
+  }
+  provisioner "file" {
+    content     = "x"
+    destination = "/tmp/a"
+  }`, want: `Missing required argument`, at: "main.tf:2:14"},
+		"connection argument of no communicator": {body: `provisioner "file" {
+    content     = "x"
+    destination = "/tmp/a"
+    connection {
+      host = "h"
+      hots = "typo"
+    }
+  }`, want: `Unsupported argument`, at: "main.tf:7:7"},
+		"winrm": {body: `provisioner "file" {
+    content     = "x"
+    destination = "/tmp/a"
+    connection {
+      type = "winrm"
+      host = "h"
+    }
+  }`, want: `Unsupported connection type: cairn does not open WinRM connections`, at: "main.tf:6:14"},
+		"two connection blocks": {body: `connection {
+    host = "a"
+  }
+  connection {
+    host = "b"
+  }`, want: `Duplicate connection block`, at: "main.tf:5:3"},
+		"destroy connection references another resource": {body: `provisioner "file" {
+    when        = destroy
+    content     = "x"
+    destination = "/tmp/a"
+    connection {
+      host = terraform_data.other.output
+    }
+  }`, want: `Invalid reference from destroy provisioner`, at: "main.tf:7:14"},
 		"removed": {body: `provisioner "chef" {}`, want: `The "chef" provisioner has been removed`, at: "main.tf:2:15"},
 		"unknown": {body: `provisioner "shell" {}`, want: `Invalid provisioner type`, at: "main.tf:2:15"},
 		"bad when": {body: `provisioner "local-exec" {
@@ -43,6 +89,13 @@ func TestProvisionerRefusals(t *testing.T) {
     when    = destroy
     command = "echo ${terraform_data.other.id}"
   }`, want: `Invalid reference from destroy provisioner`, at: "main.tf:4:23"},
+		"destroy with a resource connection referencing another resource": {body: `connection {
+    host = terraform_data.other.output
+  }
+  provisioner "local-exec" {
+    when    = destroy
+    command = "true"
+  }`, want: `Invalid reference from destroy provisioner`, at: "main.tf:3:12"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			src := "resource \"terraform_data\" \"x\" {\n  " + tc.body + "\n}\nresource \"terraform_data\" \"other\" {}\n"
@@ -108,6 +161,69 @@ resource "terraform_data" "x" {
 	}
 	if got := v.GetAttr("command").AsString(); got != "echo ID k" {
 		t.Errorf("destroy command = %q", got)
+	}
+}
+
+// TestProvisionerConnection: a provisioner's connection block overrides the resource's
+// argument by argument, both see self, and what a creation-time one references is a
+// dependency.
+func TestProvisionerConnection(t *testing.T) {
+	src := `
+resource "terraform_data" "dep" {}
+resource "terraform_data" "x" {
+  input = "10.0.0.1"
+  connection {
+    host        = self.output
+    user        = "base"
+    private_key = file("id_test")
+  }
+  provisioner "file" {
+    content     = "x"
+    destination = "/tmp/x"
+    connection {
+      user = "own-${terraform_data.dep.id}"
+      port = 2222
+    }
+  }
+  provisioner "remote-exec" {
+    when   = destroy
+    inline = ["true"]
+  }
+  provisioner "local-exec" {
+    command = "true"
+  }
+}
+`
+	st, ds := Parse(context.Background(), map[string][]byte{"main.tf": []byte(src), "id_test": []byte("KEY")}, Options{})
+	if ds.HasErrors() {
+		t.Fatal(ds.Err())
+	}
+	res := st.Resource("terraform_data.x")
+	if res == nil || len(res.Provisioners) != 3 {
+		t.Fatalf("resource = %+v", res)
+	}
+	if deps := strings.Join(res.DependsOn, " "); deps != "terraform_data.dep" {
+		t.Errorf("depends on %q, want terraform_data.dep", deps)
+	}
+	self := cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal("ID"), "output": cty.StringVal("10.0.0.1")})
+	sc := fixedScope{"terraform_data.dep": cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal("DEP")})}
+	for i, want := range []string{"10.0.0.1 own-DEP 2222 KEY", "10.0.0.1 base <nil> KEY", "10.0.0.1 base <nil> KEY"} {
+		p := res.Provisioners[i]
+		if p.Connection == nil {
+			t.Fatalf("provisioner %d has no connection", i)
+		}
+		v, ds := p.Connection.EvalSelf(sc, self, provisioner.ConnectionSpec)
+		if ds.HasErrors() {
+			t.Fatal(ds.Err())
+		}
+		port := "<nil>"
+		if pv := v.GetAttr("port"); !pv.IsNull() {
+			port = pv.AsBigFloat().String()
+		}
+		got := strings.Join([]string{v.GetAttr("host").AsString(), v.GetAttr("user").AsString(), port, v.GetAttr("private_key").AsString()}, " ")
+		if got != want {
+			t.Errorf("connection of provisioner %d = %q, want %q", i, got, want)
+		}
 	}
 }
 

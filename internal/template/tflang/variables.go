@@ -151,7 +151,7 @@ func (m *module) validateOne(b *hcl.Block) hcl.Diagnostics {
 			}
 		}
 		ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
-			Detail: fmt.Sprintf("%s\n\nThis was checked by the validation rule at %s.", msg, cond.Range.String()), Subject: cond.Expr.Range().Ptr()})
+			Detail: fmt.Sprintf("%s\n\nThis was checked by the validation rule at %s.", msg, b.DefRange.String()), Subject: cond.Expr.Range().Ptr()})
 	}
 	return ds
 }

@@ -210,7 +210,7 @@ func TestVariableErrors(t *testing.T) {
 `),
 			opts: Options{Vars: map[string]string{"env": "qa"}},
 			want: []diag.Diagnostic{{Summary: "Invalid value for variable", Range: rng("main.tf", 4, 21),
-				Detail: "env must be dev or prod.\n\nThis was checked by the validation rule at main.tf:4,5-"}},
+				Detail: "env must be dev or prod.\n\nThis was checked by the validation rule at main.tf:3,3-13."}},
 		},
 		"Duplicate": {
 			reason: "Two declarations of one variable.",
