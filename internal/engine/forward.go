@@ -42,10 +42,7 @@ func (r *run) deploy(ctx context.Context) error {
 		if err := r.applyRefactoring(ctx); err != nil { // moved.go
 			return err
 		}
-		failure, err := r.applyImports(ctx) // importblocks.go
-		if err == nil && failure == "" {
-			failure, err = r.refreshThenForward(ctx) // refresh.go
-		}
+		failure, err := r.refreshThenForward(ctx) // refresh.go
 		if err != nil {
 			return err
 		}
@@ -204,6 +201,16 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 		return r.read(ctx, sc, p, res, props)
 	}
 	prior, had := r.prior[name]
+	if im := importPending(r.tmpl, r.prior, res); im != nil && fail == "" { // importblocks.go
+		row, failure, err := r.importOne(ctx, sc, p, res, im)
+		if err != nil {
+			return err
+		}
+		if failure != "" {
+			return &stepFailed{name, failure}
+		}
+		prior, had = row, true
+	}
 	if fail != "" {
 		status := "CREATE_FAILED"
 		if had {

@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
-	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/tenant"
@@ -113,12 +110,9 @@ func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *pro
 	if err != nil {
 		return state.Resource{}, err
 	}
-	resp, err := p.Import(ctx, provider.ImportRequest{Resource: r.resource(res), ID: id})
-	if err == nil && resp.Diagnostics.HasErrors() {
-		err = &ValidationError{Diagnostics: locate(resp.Diagnostics, res, res.Name)}
-	}
-	if err == nil && resp.ID == "" && (resp.Outputs == cty.NilVal || resp.Outputs.IsNull()) {
-		err = fmt.Errorf("Cannot import non-existent remote object: while attempting to import an existing object to %s, the provider detected that no object exists with the given id", res.Name)
+	row, ds, err := r.importedRow(ctx, p, res, id) // importblocks.go, shared with import blocks
+	if err == nil && ds.HasErrors() {
+		err = &ValidationError{Diagnostics: locate(ds, res, res.Name)}
 	}
 	if err != nil {
 		if jerr := r.end(ctx, key, token, true, detail{Kind: "import"}); jerr != nil {
@@ -126,19 +120,6 @@ func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *pro
 		}
 		return state.Resource{}, err
 	}
-	// The configuration was never applied to the imported object: record its state as what
-	// it was last "applied" from, so the next deploy plans the configuration against it (as
-	// terraform does after an import) instead of taking it as unchanged.
-	props := resp.Outputs
-	rid := resp.ID
-	if rid == "" {
-		rid = id
-	}
-	row, err := r.row(res, rid, props, resp.Outputs)
-	if err != nil {
-		return state.Resource{}, err
-	}
-	row.Status, row.Private = "IMPORT_COMPLETE", resp.Private
 	if err := r.end(ctx, key, token, false, detail{Kind: "import", After: imageOf(row)}, state.Write{Put: &row}); err != nil {
 		return state.Resource{}, err
 	}

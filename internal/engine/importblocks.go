@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -19,8 +18,9 @@ import (
 // import block targets and the stack does not hold yet is adopted through the provider's
 // ImportResourceState and ReadResource, as `cairn import` does, and then planned against its
 // configuration like any stored resource. terraform imports while it plans, so a preview
-// imports (and stores nothing), and a deploy imports again first, each import a journalled
-// step. A target the stack holds makes its import block do nothing.
+// imports (and stores nothing), and a deploy imports again when its walk reaches the
+// resource, each import a journalled step. A target the stack holds makes its import block
+// do nothing.
 
 const unknownImportID = `The import block "id" argument depends on resource attributes that cannot be determined until apply, so cairn cannot plan to import this resource.`
 
@@ -128,86 +128,48 @@ func (pv *previewer) showImport(ch *api.Change, id string) {
 	}
 }
 
-// applyImports imports, before anything is applied, every resource an import block targets
-// that the stack does not hold, in dependency order (an id may reference another resource).
-// Each import is a journalled step whose end writes the row: a run stopped after the
-// provider's import but before the row was written imports again when it resumes (an import
-// only reads, so repeating it is harmless); one stopped after finds the row and skips it. It
-// returns the reason the stack failed ("" when it did not).
-func (r *run) applyImports(ctx context.Context) (string, error) {
-	if !r.tf() || r.tmpl == nil || len(r.tmpl.Imports) == 0 {
-		return "", nil
-	}
-	for _, res := range r.tmpl.Resources {
-		if row, ok := r.prior[res.Name]; ok && row.Status != "CREATE_FAILED" {
-			if err := r.sc.setRow(row); err != nil {
-				return "", err
-			}
-		}
-	}
-	var failed []string
-	for _, name := range topoOrder(r.tmpl) {
-		res := r.tmpl.Resource(name)
-		im := importPending(r.tmpl, r.prior, res)
-		if im == nil {
-			continue
-		}
-		fail, err := r.importOne(ctx, res, im)
-		if err != nil {
-			return "", err
-		}
-		if fail != "" {
-			failed = append(failed, name)
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Sprintf("The following resource(s) failed to import: [%s].", strings.Join(failed, ", ")), nil
-	}
-	return "", nil
-}
-
-// importOne is the journalled import step of res.
-func (r *run) importOne(ctx context.Context, res *template.Resource, im *template.Import) (string, error) {
+// importOne imports res for a deploy, at its place in the walk (after its provider
+// configuration and whatever its id references): a journalled step whose end writes the row.
+// A run stopped after the provider's import but before the row was written imports again when
+// it resumes (an import only reads, so repeating it is harmless); one stopped after finds the
+// row and does not import. It returns the imported row, or the reason the import failed.
+func (r *run) importOne(ctx context.Context, sc *scope, p provider.Provider, res *template.Resource, im *template.Import) (state.Resource, string, error) {
 	name := res.Name
-	id, ds := importID(im, res, r.sc)
+	id, ds := importID(im, res, sc)
 	if ds.HasErrors() {
 		fail := reasonOf(ds.Err())
-		return fail, r.event(ctx, name, "", res.Type, "IMPORT_FAILED", fail)
+		return state.Resource{}, fail, r.event(ctx, name, "", res.Type, "IMPORT_FAILED", fail)
 	}
 	key := "import/" + name
 	token, resumed, err := r.begin(ctx, key)
 	if err != nil {
-		return "", err
+		return state.Resource{}, "", err
 	}
 	if !resumed {
 		if err := r.event(ctx, name, id, res.Type, "IMPORT_IN_PROGRESS", ""); err != nil {
-			return "", err
+			return state.Resource{}, "", err
 		}
 	}
-	row, fail := state.Resource{}, ""
-	p, err := r.ps.configured(ctx, r.sc, res.Type, res.Provider)
+	row, ds, err := r.importedRow(ctx, p, res, id)
+	fail, err := r.callFailure(ctx, err, ds)
 	if err != nil {
-		fail = err.Error()
-	} else {
-		var ds diag.Diagnostics
-		row, ds, err = importedObject(ctx, p, r.resource(res), res, id)
-		if fail, err = r.callFailure(ctx, err, ds); err != nil {
-			return "", err
-		}
+		return state.Resource{}, "", err
 	}
 	if fail != "" {
 		if err := r.end(ctx, key, token, true, detail{Kind: kindImport}); err != nil {
-			return "", err
+			return state.Resource{}, "", err
 		}
-		return fail, r.event(ctx, name, id, res.Type, "IMPORT_FAILED", fail)
+		return state.Resource{}, fail, r.event(ctx, name, id, res.Type, "IMPORT_FAILED", fail)
 	}
-	row.Stack, row.Deps, row.DeletionPolicy, row.UpdatedAt = r.op.Stack, r.managedDeps(res), string(res.DeletionPolicy), r.e.now()
 	if err := r.end(ctx, key, token, false, detail{Kind: kindImport, After: imageOf(row)}, state.Write{Put: &row}); err != nil {
-		return "", err
+		return state.Resource{}, "", err
 	}
-	r.prior[name] = row
-	if err := r.sc.setRow(row); err != nil {
-		return "", err
-	}
-	return "", r.event(ctx, name, row.ID, res.Type, "IMPORT_COMPLETE", "")
+	return row, "", r.event(ctx, name, row.ID, res.Type, "IMPORT_COMPLETE", "")
+}
+
+// importedRow is importedObject as a row of the run's stack.
+func (r *run) importedRow(ctx context.Context, p provider.Provider, res *template.Resource, id string) (state.Resource, diag.Diagnostics, error) {
+	row, ds, err := importedObject(ctx, p, r.resource(res), res, id)
+	row.Stack, row.Deps, row.DeletionPolicy, row.UpdatedAt = r.op.Stack, r.managedDeps(res), string(res.DeletionPolicy), r.e.now()
+	return row, ds, err
 }

@@ -291,14 +291,16 @@ func (s schemaScope) Resource(name string) (template.ResourceValue, bool) {
 	return template.ResourceValue{ID: cty.UnknownVal(cty.String), Outputs: sc.Unknown}, true
 }
 
-// checkOutputs refuses, as terraform does, a root output that shows secrets without being
-// declared sensitive. Evaluated in a schemaScope, it catches this before anything is created.
+// checkOutputs evaluates the root outputs as terraform's plan does, before anything is
+// created: in a schemaScope every resource is unknown but typed, so what fails here (a type
+// error, a limit) fails once the values are known too; and it refuses, as terraform does, an
+// output that shows secrets without being declared sensitive.
 func checkOutputs(st *template.Stack, sc template.Scope) diag.Diagnostics {
 	var diags diag.Diagnostics
 	for _, o := range st.Outputs {
 		v, ds := o.Value.Eval(sc)
 		for _, d := range ds {
-			if tflang.IsLimit(d) { // passed with unknowns, it is passed once they are known too
+			if d.Severity == diag.Error {
 				diags = diags.Append(d)
 			}
 		}

@@ -293,3 +293,102 @@ func TestProvisionerWorkDir(t *testing.T) {
 		t.Errorf("relative.txt in the configuration's directory = %q", got)
 	}
 }
+
+// TestProvisionerSecretFailure: a provisioner whose configuration holds a sensitive value
+// fails without the value in the stored reasons and events (terraform prints its command
+// and output on the terminal; cairn stores failures where every reader of the stack sees
+// them): local-exec names neither the command nor its output, the others' messages have
+// the value cut out, and so do a connection's secrets.
+func TestProvisionerSecretFailure(t *testing.T) {
+	const secret = "hunter2-secret"
+	for name, tc := range map[string]struct {
+		body       string
+		wantReason []string // in the failure
+	}{
+		"command": {
+			body: `provisioner "local-exec" {
+    command = "echo ${var.pw}; echo ${base64encode(var.pw)}; false"
+  }`,
+			wantReason: []string{"main.tf:7:3: local-exec provisioner error: Error running command '(sensitive value)': exit status 1. " +
+				"Output: (output suppressed due to sensitive value in config)"},
+		},
+		"environment, on_failure = continue": {
+			body: `provisioner "local-exec" {
+    command     = "echo $PW; exit 4"
+    environment = { PW = var.pw }
+    on_failure  = continue
+  }
+  provisioner "local-exec" {
+    command = "false"
+  }`,
+			wantReason: []string{"main.tf:11:3: local-exec provisioner error: Error running command 'false': exit status 1. Output: "},
+		},
+		"remote-exec script name": {
+			body: `provisioner "remote-exec" {
+    script = "${var.pw}.sh"
+    connection {
+      host = "127.0.0.1"
+    }
+  }`,
+			wantReason: []string{"remote-exec provisioner error: Failed to open script '(sensitive value).sh'"},
+		},
+		"connection host": {
+			body: `provisioner "file" {
+    content     = "x"
+    destination = "/tmp/x"
+    connection {
+      host    = "${var.pw}.invalid"
+      port    = 1
+      timeout = "300ms"
+    }
+  }`,
+			wantReason: []string{"file provisioner error: timeout - last error: ", "(sensitive value).invalid"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h, _ := newTFHarness(t, nil, engine.Options{})
+			cfg := `variable "pw" {
+  sensitive = true
+  default   = "` + secret + `"
+}
+resource "terraform_data" "x" {
+  input = "v"
+  ` + tc.body + `
+}
+`
+			op, err := h.e.Deploy(context.Background(), "s", api.DeployRequest{Files: map[string]string{"main.tf": cfg}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			op = h.wait(op.ID)
+			if op.StackStatus != "CREATE_FAILED" {
+				t.Fatalf("deploy = %+v", op)
+			}
+			res := h.describe("s").Resources
+			if len(res) != 1 {
+				t.Fatalf("resources = %+v", res)
+			}
+			for _, want := range tc.wantReason {
+				if !strings.Contains(res[0].StatusReason, want) {
+					t.Errorf("reason %q does not hold %q", res[0].StatusReason, want)
+				}
+			}
+			stored := []string{op.StatusReason, res[0].StatusReason}
+			evs, err := h.e.Events(context.Background(), "s", 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				stored = append(stored, ev.Status+" "+ev.Reason)
+			}
+			for _, s := range stored {
+				if strings.Contains(s, secret) || strings.Contains(s, "aHVudGVyMi1zZWNyZXQ") {
+					t.Errorf("stored with the secret: %s", s)
+				}
+			}
+			if t.Failed() {
+				t.Logf("stored:\n%s", strings.Join(stored, "\n"))
+			}
+		})
+	}
+}

@@ -115,8 +115,13 @@ func dialSSH(ctx context.Context, c *connection, target, via *ssh.ClientConfig) 
 		if err != nil {
 			return nil, fmt.Errorf("Error connecting to bastion: %s", err)
 		}
-		if conn, err = bastion.Dial("tcp", c.addr()); err != nil {
+		stop := context.AfterFunc(ctx, func() { bastion.Close() })
+		conn, err = bastion.Dial("tcp", c.addr())
+		if !stop() || err != nil { // ctx ended during the dial, or the dial failed
 			bastion.Close()
+			if err == nil {
+				err = ctx.Err()
+			}
 			return nil, err
 		}
 	} else {
