@@ -5,7 +5,6 @@ go 1.26.8
 require (
 	github.com/agext/levenshtein v1.2.3
 	github.com/aws/aws-lambda-go v1.55.1
-	github.com/bmatcuk/doublestar v1.3.4
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-getter v1.8.6
 	github.com/hashicorp/go-hclog v1.6.3
@@ -65,6 +64,7 @@ require (
 	github.com/aws/smithy-go v1.26.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bgentry/go-netrc v0.0.0-20140422174119-9fd32a8b3d3d // indirect
+	github.com/bmatcuk/doublestar v1.3.4 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cncf/xds/go v0.0.0-20260202195803-dba9d589def2 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect

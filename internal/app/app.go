@@ -88,6 +88,11 @@ type Config struct {
 	// Limits bound each request's template parse and evaluation, and each run's evaluations
 	// (`cairn server --max-depth` ...); zero fields take budget.Defaults.
 	Limits budget.Limits
+	// InProcess says this cairn is the CLI's own, started in-process for one command: its only
+	// client is on this machine as this user, so a configuration's directory the client sends
+	// is where Terraform providers and provisioners run (engine.Options.ClientDirs). A server
+	// (`cairn server`) leaves it false: each run gets a directory of its own.
+	InProcess bool
 }
 
 // App is a running cairn.
@@ -176,7 +181,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.local = &localFunctions{log: a.log}
 	plugins.private = privateProviders{reg: reg, fns: a.fns, local: a.local, urlClient: urlFunctionClient(policy)}
 	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID,
-		Limits: cfg.Limits, RunCode: tenantCode(cfg)})
+		Limits: cfg.Limits, RunCode: tenantCode(cfg), ClientDirs: cfg.InProcess})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the engine: %w", err)
 	}

@@ -130,6 +130,7 @@ func (r *runner) inProcessConfig() app.Config {
 	cfg.PluginDirs = r.pluginDirs
 	cfg.SecretsKey = r.env.Getenv("CAIRN_SECRETS_KEY")
 	cfg.Listen = "127.0.0.1:0"
+	cfg.InProcess = true // providers and provisioners run in the configuration's directory
 	level := slog.LevelWarn
 	if r.verbose {
 		level = slog.LevelInfo

@@ -463,7 +463,7 @@ func TestRunInProcessStart(t *testing.T) {
 	}}
 	code := Run(context.Background(), []string{"stacks"}, env)
 	want := app.Config{Dir: "/state", Listen: "127.0.0.1:0", PublicURL: "http://me:8080", TLSListen: ":8443",
-		TLSCert: "c.pem", TLSKey: "k.pem", TLSPublicURL: "https://me:8443", Region: "eu-west-1", AccountID: "123"}
+		TLSCert: "c.pem", TLSKey: "k.pem", TLSPublicURL: "https://me:8443", Region: "eu-west-1", AccountID: "123", InProcess: true}
 	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Logger" }, cmp.Ignore())); diff != "" {
 		t.Errorf("in-process config: -want +got:\n%s", diff)
 	}

@@ -90,8 +90,8 @@ func hasTerraformFiles(dir string) bool {
 	return false
 }
 
-// readDir reads a Terraform configuration: every file below dir except hidden directories,
-// .terraform and terraform's own state files, by slash-separated relative path; and the
+// readDir reads a Terraform configuration: every file below dir, hidden ones included, except
+// those skippedDir and skippedFile leave out, by slash-separated relative path; and the
 // directories of the modules it calls that lie outside it, keyed by their path relative to
 // dir as the server resolves them: local ones ("../shared/main.tf", "../../main.tf" for a
 // module's examples/complete calling "../../") and remote ones, which installModules puts
@@ -146,7 +146,7 @@ func collectFiles(files map[string]string, root, base, skip string) error {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if p != root && (strings.HasPrefix(name, ".") || name == "node_modules") {
+			if p != root && skippedDir(name) {
 				return filepath.SkipDir
 			}
 			if skip != "" && p != root {
@@ -156,7 +156,7 @@ func collectFiles(files map[string]string, root, base, skip string) error {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || strings.HasPrefix(name, "terraform.tfstate") || (strings.HasPrefix(name, ".") && name != lockFileName) {
+		if !d.Type().IsRegular() || skippedFile(name) {
 			return nil
 		}
 		if fi, err := d.Info(); err != nil || fi.Size() > maxFileSize {
@@ -204,14 +204,34 @@ func collectModules(files map[string]string, dir string, dirs []string) error {
 	return nil
 }
 
+// skippedDir reports whether a directory of a configuration is left out of what is sent:
+// version control, terraform's working directory (the modules it installed are sent apart,
+// see collectModules), a cairn server's own directory (its database) and node_modules.
+// Other hidden directories are sent, as terraform's fileset sees them.
+func skippedDir(name string) bool {
+	return name == ".git" || name == ".terraform" || strings.HasPrefix(name, ".cairn") || name == "node_modules" ||
+		strings.HasPrefix(name, "terraform.tfstate") // terraform.tfstate.d: the workspaces' states
+}
+
+// skippedFile reports whether a file of a configuration is left out of what is sent:
+// terraform's state and its lock, a cairn server's files and secrets key, and environment
+// files (.env, .env.local, .envrc), which by convention hold credentials that the server, which
+// keeps every request, must not receive unasked. Other hidden files (.terraform.lock.hcl among
+// them) are sent.
+func skippedFile(name string) bool {
+	return strings.HasPrefix(name, "terraform.tfstate") || strings.HasPrefix(name, ".terraform.tfstate") ||
+		strings.HasPrefix(name, ".cairn") || strings.HasSuffix(name, ".secrets.key") ||
+		name == ".env" || name == ".envrc" || strings.HasPrefix(name, ".env.")
+}
+
 // outsideWalk reports whether a module directory relative to the root is one that reading
-// the root does not send: above it, or in a hidden directory such as .terraform.
+// the root does not send: above it, or in a directory left out such as .terraform.
 func outsideWalk(rel string) bool {
 	if rel == ".." || strings.HasPrefix(rel, "../") {
 		return true
 	}
 	for _, part := range strings.Split(rel, "/") {
-		if strings.HasPrefix(part, ".") || part == "node_modules" {
+		if skippedDir(part) {
 			return true
 		}
 	}

@@ -1,8 +1,8 @@
 package client
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"

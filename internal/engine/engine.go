@@ -53,6 +53,12 @@ type Options struct {
 	// provisioners, as functions with code (see app.Config.AllowTenantCode). Nil: every
 	// tenant may.
 	RunCode func(tenant string) bool
+	// ClientDirs says the clients are on this machine, as this server's user: the CLI's own
+	// in-process server. A request's WorkDir (the configuration's directory on the client) is
+	// then where providers and provisioners run, as terraform runs them in its working
+	// directory. False: each run gets a directory of its own holding the configuration's
+	// files (a path a client sends may exist here by coincidence and be unrelated).
+	ClientDirs bool
 }
 
 // ValidationError carries the diagnostics that stopped a request.

@@ -115,7 +115,7 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 	if ps == nil {
 		return nil, nil, diags
 	}
-	ps.dir = e.providerDir(ctx, src.workDir)
+	ps.dir = e.runDir(ctx, src) // providers.go
 	if diags = diags.Append(ps.loadFunctions(ctx, st)); diags.HasErrors() {
 		_ = ps.close()
 		return nil, nil, diags

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
 )
@@ -15,7 +17,12 @@ import (
 type refactoring struct {
 	moved     map[string]string
 	forgotten []state.Resource
+	blocked   []blockedMove // moves not made: something is at their target already
 }
+
+// blockedMove is a row a moved block would move to an address the stack already holds:
+// terraform leaves both, warns, and plans to destroy the one not moved.
+type blockedMove struct{ from, to string }
 
 // refactor applies st's moved blocks to rows, in place, as terraform does before it plans:
 // each statement moves what is at its From (a resource's instances, one instance, or a module's
@@ -55,6 +62,16 @@ func refactor(st *template.Stack, rows map[string]state.Resource) refactoring {
 			break
 		}
 	}
+	for _, name := range sortedKeys(rows) { // what is still where a move starts
+		for _, mv := range st.Moves {
+			if to, ok := movedName(mv, name); ok && to != name {
+				if _, taken := rows[to]; taken {
+					out.blocked = append(out.blocked, blockedMove{name, to})
+					break
+				}
+			}
+		}
+	}
 	for _, rm := range st.Removals {
 		if rm.Destroy {
 			continue
@@ -86,6 +103,22 @@ func movedName(mv *template.Move, name string) (string, bool) {
 	return "", false
 }
 
+// blockedWarning is terraform's warning about moves whose target was taken; nil when none was.
+func blockedWarning(blocked []blockedMove) diag.Diagnostics {
+	if len(blocked) == 0 {
+		return nil
+	}
+	var items strings.Builder
+	for _, b := range blocked {
+		fmt.Fprintf(&items, "\n  - %s could not move to %s", b.from, b.to)
+	}
+	return diag.Diagnostics{{Severity: diag.Warning, Summary: "Unresolved resource instance address changes",
+		Detail: "Terraform tried to adjust resource instance addresses in the prior state based on change information recorded " +
+			"in the configuration, but some adjustments did not succeed due to existing objects already at the intended addresses:" +
+			items.String() + "\n\nTerraform has planned to destroy these objects. If Terraform's proposed changes aren't appropriate, " +
+			"you must first resolve the conflicts using the \"terraform state\" subcommands and then create a new plan."}}
+}
+
 // under reports whether the row called name belongs to the resource or module call from.
 func under(name, from string) bool {
 	rest, ok := strings.CutPrefix(name, from)
@@ -110,6 +143,20 @@ func (r *run) applyRefactoring(ctx context.Context) error {
 			return err
 		}
 		if err := r.event(ctx, to, row.ID, row.Type, "MOVE_COMPLETE", "Moved from "+from); err != nil {
+			return err
+		}
+	}
+	for _, b := range rf.blocked { // the row stays where it is, and is destroyed if the configuration lacks it
+		key := "moveblocked/" + b.from
+		if _, done := r.ended(key); done {
+			continue
+		}
+		row := r.prior[b.from]
+		if err := r.event(ctx, b.from, row.ID, row.Type, "MOVE_SKIPPED", fmt.Sprintf("Warning: Unresolved resource instance address changes: "+
+			"%s could not move to %s, where the stack already holds an object", b.from, b.to)); err != nil {
+			return err
+		}
+		if err := r.end(ctx, key, "", false, detail{Kind: "moveblocked"}); err != nil {
 			return err
 		}
 	}

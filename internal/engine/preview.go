@@ -57,6 +57,7 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	var rf refactoring // moved.go
 	if st.Dialect == template.Terraform {
 		rf = refactor(st, rows)
+		diags = diags.Append(blockedWarning(rf.blocked))
 	}
 	sc := newScope(ctx, st)
 	sc.planning = true

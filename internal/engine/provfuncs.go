@@ -33,7 +33,12 @@ func (ps *providerSet) loadFunctions(ctx context.Context, st *template.Stack) di
 		ps.mu.Lock()
 		in, ok := ps.inst[addr]
 		if !ok {
-			in = &instance{p: pkg.Open(name, ps.dir)}
+			dir, err := ps.workDirLocked()
+			if err != nil {
+				ps.mu.Unlock()
+				return diags.Append(diag.Errorf(req.Range, "", "cannot start provider %s: %s", name, err))
+			}
+			in = &instance{p: pkg.Open(name, dir)}
 			ps.inst[addr] = in
 		}
 		ps.mu.Unlock()

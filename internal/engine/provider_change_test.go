@@ -74,7 +74,7 @@ type pcPlugin struct {
 	version string
 }
 
-func (f pcPlugin) Version() string               { return f.version }
+func (f pcPlugin) Version() string                       { return f.version }
 func (f pcPlugin) Open(string, string) provider.Provider { return f.p }
 
 func pcConfig(tag, version string) string {

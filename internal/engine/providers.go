@@ -53,7 +53,7 @@ type providerSet struct {
 	tmpl *template.Stack
 	pkgs map[string]Plugin // by requirement source
 	lock []byte            // the lock file after resolution
-	dir  string            // provider processes' working directory; "" = the server's
+	dir  *runDir           // where provider processes (and provisioners) run; nil: made on first use
 
 	mu   sync.Mutex
 	inst map[string]*instance // by provider configuration address
@@ -184,7 +184,11 @@ func (ps *providerSet) lookup(typ, providerAddr string) (provider.Provider, erro
 	if !ok {
 		return nil, fmt.Errorf("provider %s (%s) was not resolved", cfg.Name, req.Source)
 	}
-	in := &instance{p: pkg.Open(cfg.Name, ps.dir)}
+	dir, err := ps.workDirLocked()
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{p: pkg.Open(cfg.Name, dir)}
 	ps.inst[providerAddr] = in
 	return in.p, nil
 }
@@ -227,7 +231,8 @@ func (ps *providerSet) configured(ctx context.Context, sc template.Scope, typ, p
 	return p, nil
 }
 
-// close stops every provider instance the set started.
+// close stops every provider instance the set started, then removes the run's directory if
+// the set made it.
 func (ps *providerSet) close() error {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -236,6 +241,9 @@ func (ps *providerSet) close() error {
 		errs = append(errs, ps.inst[addr].p.Close())
 	}
 	ps.inst = map[string]*instance{}
+	if ps.dir != nil {
+		ps.dir.close()
+	}
 	return errors.Join(errs...)
 }
 
@@ -282,17 +290,95 @@ func schemaKind(res *template.Resource) provider.SchemaRequest {
 	return provider.SchemaRequest{Kind: provider.SchemaResource, Type: res.Type}
 }
 
-// providerDir is where a run's provider processes start: the configuration's own directory,
-// as terraform runs them in its working directory, when the client sent one that exists on
-// this machine (always so for the in-process server) and the tenant may run code on the
-// server (a provider such as hashicorp/local writes files relative to it). Otherwise the
-// server's working directory.
-func (e *Engine) providerDir(ctx context.Context, workDir string) string {
-	if workDir == "" || !filepath.IsAbs(workDir) || !e.mayRunCode(ctx) {
-		return ""
+// workDir is the working directory of the run's provider processes and provisioners (see
+// runDir), made on first use.
+func (ps *providerSet) workDir() (string, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.workDirLocked()
+}
+
+func (ps *providerSet) workDirLocked() (string, error) {
+	if ps.dir == nil { // a set without a configuration: an empty directory
+		ps.dir = &runDir{}
 	}
-	if fi, err := os.Stat(workDir); err != nil || !fi.IsDir() {
-		return ""
+	return ps.dir.path()
+}
+
+// runDir is where a run's provider processes and provisioners run, as terraform runs both in
+// its working directory (hashicorp/local writes a relative filename there, a command reads
+// data.txt there). That is the configuration's own directory on the client only when the
+// server is the CLI's in-process one (Options.ClientDirs) and the tenant may run code on the
+// server: a path the client sends may exist on another server by coincidence (/tmp, a home
+// directory) and name something unrelated. Otherwise it is a directory of the run's own,
+// holding the configuration's files as the client sent them, made on first use and removed
+// when the run ends; never the server's working directory, which may hold its database.
+type runDir struct {
+	client string            // the client's directory, used as it is; "" to make one
+	files  map[string]string // written into a made directory
+
+	once  sync.Once
+	dir   string
+	owned bool // made here, removed by close
+	err   error
+}
+
+// runDir picks the directory of a run for the configuration of src.
+func (e *Engine) runDir(ctx context.Context, src source) *runDir {
+	d := &runDir{files: src.files}
+	wd := filepath.FromSlash(src.workDir)
+	if !e.o.ClientDirs || !filepath.IsAbs(wd) || !e.mayRunCode(ctx) {
+		return d
 	}
-	return workDir
+	if fi, err := os.Stat(wd); err == nil && fi.IsDir() {
+		d.client = wd
+	}
+	return d
+}
+
+// path returns the directory, making it on first use.
+func (d *runDir) path() (string, error) {
+	d.once.Do(func() {
+		if d.client != "" {
+			d.dir = d.client
+			return
+		}
+		if d.dir, d.err = os.MkdirTemp("", "cairn-run-"); d.err != nil {
+			return
+		}
+		d.owned = true
+		d.err = writeFiles(d.dir, d.files)
+	})
+	if d.err != nil {
+		return "", fmt.Errorf("cannot prepare the run's working directory: %w", d.err)
+	}
+	return d.dir, nil
+}
+
+// writeFiles writes a configuration's files under dir, except those outside it (a module in
+// ../shared, sent as "../shared/main.tf").
+func writeFiles(dir string, files map[string]string) error {
+	for name, text := range files {
+		rel := filepath.FromSlash(name)
+		if !filepath.IsLocal(rel) {
+			continue
+		}
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close removes the directory if the run made it; a second call does nothing.
+func (d *runDir) close() {
+	d.once.Do(func() { d.err = errors.New("the run has ended") }) // never made: not now either
+	if d.owned {
+		_ = os.RemoveAll(d.dir)
+		d.owned = false
+	}
 }

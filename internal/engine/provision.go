@@ -2,16 +2,15 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/builtin"
@@ -259,11 +258,13 @@ func (r *run) runProvisioners(ctx context.Context, sc template.Scope, res *templ
 		if !cfg.IsWhollyKnown() {
 			return fmt.Sprintf("%s: the %s provisioner's configuration is not known after the resource was applied", p.Range, p.Type), nil
 		}
-		plain, marks := cfg.UnmarkDeep()
-		conn, fail := r.connection(sc, p, self)
+		plain, pvm := cfg.UnmarkDeepWithPaths()
+		secrets, args := secretsOf(plain, pvm)
+		conn, connSecrets, fail := r.connection(sc, p, self)
 		if fail != "" {
 			return fail, nil
 		}
+		hide := newRedactor(append(secrets, connSecrets...))
 		if err := r.event(ctx, res.Name, id, res.Type, statusProvisioning, fmt.Sprintf("Provisioning with '%s'...", p.Type)); err != nil {
 			return "", err
 		}
@@ -271,11 +272,11 @@ func (r *run) runProvisioners(ctx context.Context, sc template.Scope, res *templ
 		if err != nil {
 			return "", err
 		}
-		out := &outputEvents{r: r, ctx: ctx, res: res, id: id, typ: p.Type, secret: len(marks) > 0}
-		runErr := provisioner.Run(ctx, provisioner.Request{Type: p.Type, Config: plain, Connection: conn, Dir: dir, Output: out.line})
-		out.flush()
-		if out.err != nil {
-			return "", out.err
+		out := &outputEvents{r: r, ctx: ctx, res: res, id: id, typ: p.Type, secret: len(pvm) > 0, hide: hide}
+		runErr := provisioner.Run(ctx, provisioner.Request{Type: p.Type, Config: plain, Connection: conn, Dir: dir, Output: out.line,
+			Sensitive: args})
+		if err := out.flush(); err != nil {
+			return "", err
 		}
 		if r.e.runCtx.Err() != nil {
 			return "", errShutdown
@@ -283,7 +284,7 @@ func (r *run) runProvisioners(ctx context.Context, sc template.Scope, res *templ
 		if runErr == nil {
 			continue
 		}
-		msg := p.Range.String() + ": " + strings.TrimSpace(runErr.Error())
+		msg := p.Range.String() + ": " + hide.Replace(strings.TrimSpace(runErr.Error()))
 		if ctx.Err() != nil { // cancelled, timed out or taken over: what follows must not run either
 			fail, err := r.callFailure(ctx, runErr, nil)
 			if err != nil {
@@ -303,21 +304,70 @@ func (r *run) runProvisioners(ctx context.Context, sc template.Scope, res *templ
 }
 
 // connection evaluates the connection block of p (null when it has none); fail is why it
-// cannot be used. Secrets in it (a private key) are not marks the provisioner sees, and it
-// never prints them, as in terraform.
-func (r *run) connection(sc template.Scope, p *template.Provisioner, self cty.Value) (conn cty.Value, fail string) {
+// cannot be used. Secrets in it (a password) are not marks the provisioner sees, and do not
+// suppress its output, as in terraform; they are returned (secrets) to be cut out of what is
+// stored, should a message or output line repeat one (a sensitive host).
+func (r *run) connection(sc template.Scope, p *template.Provisioner, self cty.Value) (conn cty.Value, secrets []string, fail string) {
 	if p.Connection == nil {
-		return cty.NullVal(cty.DynamicPseudoType), ""
+		return cty.NullVal(cty.DynamicPseudoType), nil, ""
 	}
 	v, diags := p.Connection.EvalSelf(sc, self, provisioner.ConnectionSpec)
 	if diags.HasErrors() {
-		return cty.NilVal, reasonOf(diags.Err())
+		return cty.NilVal, nil, reasonOf(diags.Err())
 	}
 	if !v.IsWhollyKnown() {
-		return cty.NilVal, fmt.Sprintf("%s: the %s provisioner's connection is not known after the resource was applied", p.Range, p.Type)
+		return cty.NilVal, nil, fmt.Sprintf("%s: the %s provisioner's connection is not known after the resource was applied", p.Range, p.Type)
 	}
-	v, _ = v.UnmarkDeep()
-	return v, ""
+	v, pvm := v.UnmarkDeepWithPaths()
+	secrets, _ = secretsOf(v, pvm)
+	return v, secrets, ""
+}
+
+// secretsOf lists the strings in the parts of plain that pvm marked (sensitive or
+// ephemeral), and the top-level arguments holding them.
+func secretsOf(plain cty.Value, pvm []cty.PathValueMarks) (secrets, args []string) {
+	seen := map[string]bool{}
+	for _, pm := range pvm {
+		if len(pm.Path) > 0 {
+			if step, ok := pm.Path[0].(cty.GetAttrStep); ok && !seen["arg:"+step.Name] {
+				seen["arg:"+step.Name] = true
+				args = append(args, step.Name)
+			}
+		}
+		v, err := pm.Path.Apply(plain)
+		if err != nil {
+			continue
+		}
+		_ = cty.Walk(v, func(_ cty.Path, x cty.Value) (bool, error) {
+			if x.IsKnown() && !x.IsNull() && x.Type() == cty.String && !seen[x.AsString()] {
+				seen[x.AsString()] = true
+				secrets = append(secrets, x.AsString())
+			}
+			return true, nil
+		})
+	}
+	return secrets, args
+}
+
+// newRedactor replaces each of secrets, as given or as a quoted string shows it, with
+// "(sensitive value)" in one pass, the longest first.
+func newRedactor(secrets []string) *strings.Replacer {
+	var forms []string
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		forms = append(forms, s)
+		if q := strconv.Quote(s); q[1:len(q)-1] != s {
+			forms = append(forms, q[1:len(q)-1])
+		}
+	}
+	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
+	pairs := make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		pairs = append(pairs, f, provisioner.SensitiveValue)
+	}
+	return strings.NewReplacer(pairs...)
 }
 
 // outputEvents turns a provisioner's output into events, as terraform prints it
@@ -328,11 +378,16 @@ type outputEvents struct {
 	res     *template.Resource
 	id, typ string
 	secret  bool
-	lines   int
-	err     error
+	hide    *strings.Replacer // the connection's secrets, should a line show one
+
+	mu    sync.Mutex // a command's output reader may outlive it (a child holding the pipe)
+	lines int
+	err   error
 }
 
 func (o *outputEvents) line(s string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.lines++
 	switch {
 	case o.err != nil || o.lines > maxOutputLines:
@@ -342,85 +397,32 @@ func (o *outputEvents) line(s string) {
 			return
 		}
 		s = "(output suppressed due to sensitive value in config)"
-	case len(s) > maxLineBytes:
-		s = s[:maxLineBytes] + "..."
+	default:
+		if s = o.hide.Replace(s); len(s) > maxLineBytes {
+			s = s[:maxLineBytes] + "..."
+		}
 	}
 	o.err = o.r.event(o.ctx, o.res.Name, o.id, o.res.Type, statusProvisionerOutput, "("+o.typ+"): "+s)
 }
 
-// flush reports output past the cap.
-func (o *outputEvents) flush() {
+// flush reports output past the cap, and returns the first error storing an event.
+func (o *outputEvents) flush() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if o.err == nil && !o.secret && o.lines > maxOutputLines {
 		o.err = o.r.event(o.ctx, o.res.Name, o.id, o.res.Type, statusProvisionerOutput,
 			fmt.Sprintf("(%s): ... %d more lines not shown", o.typ, o.lines-maxOutputLines))
 	}
+	return o.err
 }
 
-// provisionDir is the working directory of a run's provisioners: the configuration's own
-// directory when the request names one that exists on this machine (the CLI in-process, or a
-// server beside the client), as terraform runs them there; otherwise a directory holding the
-// configuration's files, written out once and removed when the run ends, so relative paths
-// in commands see the same files.
-type provisionDir struct {
-	once  sync.Once
-	dir   string
-	owned bool // made by the run, removed by close
-	err   error
-}
-
-// workDir returns the run's provisioner directory, making it on first use.
+// workDir is the provisioners' working directory: the run's (see runDir), the one its
+// provider processes start in, as terraform runs both in its working directory.
 func (r *run) workDir() (string, error) {
-	pd := &r.provDir
-	pd.once.Do(func() {
-		req := r.configRequest()
-		if wd := filepath.FromSlash(req.WorkDir); filepath.IsAbs(wd) {
-			if fi, err := os.Stat(wd); err == nil && fi.IsDir() {
-				pd.dir = wd
-				return
-			}
-		}
-		pd.dir, pd.err = os.MkdirTemp("", "cairn-provision-")
-		if pd.err != nil {
-			return
-		}
-		pd.owned = true
-		for name, text := range req.Files {
-			p := filepath.Join(pd.dir, filepath.FromSlash(name))
-			if !filepath.IsLocal(filepath.FromSlash(name)) || !strings.HasPrefix(p, pd.dir) {
-				continue // ../shared/main.tf: a module outside the configuration's directory
-			}
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				pd.err = err
-				return
-			}
-			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-				pd.err = err
-				return
-			}
-		}
-	})
-	if pd.err != nil {
-		return "", fmt.Errorf("cannot prepare the provisioners' working directory: %w", pd.err)
+	if r.ps == nil {
+		return "", errors.New("the run has no working directory")
 	}
-	return pd.dir, nil
-}
-
-// configRequest is the deploy request of the configuration the run applies (for a delete,
-// the last deployed one).
-func (r *run) configRequest() api.DeployRequest {
-	if r.req.Deploy != nil {
-		return *r.req.Deploy
-	}
-	var req api.DeployRequest
-	_ = json.Unmarshal(r.stack.Template, &req) // unreadable: no files, a bare directory
-	return req
-}
-
-// close removes the provisioners' directory if the run made it.
-func (pd *provisionDir) close() {
-	if pd.owned {
-		_ = os.RemoveAll(pd.dir)
-	}
+	return r.ps.workDir()
 }
 
 // deleteFailed ends the delete step key of t as failed before the provider was called (its

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -271,11 +272,12 @@ func TestProvisionerTenantCode(t *testing.T) {
 	}
 }
 
-// TestProvisionerWorkDir: with the configuration's directory at hand (the request's WorkDir),
-// commands run there, as terraform runs them in its working directory, and it stays.
+// TestProvisionerWorkDir: on the CLI's in-process server, with the configuration's
+// directory at hand (the request's WorkDir), commands run there, as terraform runs them in
+// its working directory, and it stays (TestRunDirectory has the other servers).
 func TestProvisionerWorkDir(t *testing.T) {
 	dir := t.TempDir()
-	h, _ := newTFHarness(t, nil, engine.Options{})
+	h, _ := newTFHarness(t, nil, engine.Options{ClientDirs: true})
 	files := map[string]string{"main.tf": `resource "terraform_data" "x" {
   provisioner "local-exec" {
     command = "echo here > relative.txt"
@@ -304,6 +306,7 @@ func TestProvisionerSecretFailure(t *testing.T) {
 	for name, tc := range map[string]struct {
 		body       string
 		wantReason []string // in the failure
+		wantEvent  string   // one of the events
 	}{
 		"command": {
 			body: `provisioner "local-exec" {
@@ -321,7 +324,9 @@ func TestProvisionerSecretFailure(t *testing.T) {
   provisioner "local-exec" {
     command = "false"
   }`,
-			wantReason: []string{"main.tf:11:3: local-exec provisioner error: Error running command 'false': exit status 1. Output: "},
+			wantReason: []string{"main.tf:12:3: local-exec provisioner error: Error running command 'false': exit status 1. Output:"},
+			wantEvent: "PROVISIONER_FAILED main.tf:7:3: local-exec provisioner error: Error running command 'echo $PW; exit 4': exit status 4. " +
+				"Output: (output suppressed due to sensitive value in config) (on_failure = continue: going on)",
 		},
 		"remote-exec script name": {
 			body: `provisioner "remote-exec" {
@@ -330,7 +335,7 @@ func TestProvisionerSecretFailure(t *testing.T) {
       host = "127.0.0.1"
     }
   }`,
-			wantReason: []string{"remote-exec provisioner error: Failed to open script '(sensitive value).sh'"},
+			wantReason: []string{"remote-exec provisioner error: Failed to open script '(sensitive value)': open (sensitive value): "},
 		},
 		"connection host": {
 			body: `provisioner "file" {
@@ -342,7 +347,17 @@ func TestProvisionerSecretFailure(t *testing.T) {
       timeout = "300ms"
     }
   }`,
-			wantReason: []string{"file provisioner error: timeout - last error: ", "(sensitive value).invalid"},
+			wantReason: []string{"file provisioner error: timeout - last error: ", "lookup (sensitive value)"},
+		},
+		"connection host shown by remote-exec": {
+			body: `provisioner "remote-exec" {
+    inline = ["true"]
+    connection {
+      host    = "${var.pw}.invalid"
+      timeout = "300ms"
+    }
+  }`,
+			wantReason: []string{"remote-exec provisioner error: timeout - last error: ", "lookup (sensitive value)"},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -380,6 +395,9 @@ resource "terraform_data" "x" {
 			}
 			for _, ev := range evs {
 				stored = append(stored, ev.Status+" "+ev.Reason)
+			}
+			if tc.wantEvent != "" && !slices.Contains(stored, tc.wantEvent) {
+				t.Errorf("no event %q", tc.wantEvent)
 			}
 			for _, s := range stored {
 				if strings.Contains(s, secret) || strings.Contains(s, "aHVudGVyMi1zZWNyZXQ") {

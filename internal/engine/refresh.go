@@ -71,14 +71,20 @@ func readBack(ctx context.Context, p provider.Provider, pr provider.Resource, ro
 	}
 	next := row
 	next.ID, next.Private = resp.ID, resp.Private
-	if resp.Outputs != cty.NilVal && !resp.Outputs.IsNull() {
-		b, err := value.Marshal(resp.Outputs)
+	read := resp.Outputs
+	if read != cty.NilVal && !read.IsNull() {
+		// The provider marks what its schema says is sensitive; what the configuration made
+		// sensitive (a sensitive variable) is marked in the prior state only. terraform marks
+		// the object read with the prior state's paths, where they still exist.
+		_, priorMarks := outs.UnmarkDeepWithPaths()
+		read = value.MarkPaths(read, priorMarks)
+		b, err := value.Marshal(read)
 		if err != nil {
 			return row, true, nil, nil, fmt.Errorf("cannot encode the state of %s: %w", row.Name, err)
 		}
 		next.Outputs = b
 	}
-	details := attrChanges(outs, resp.Outputs, nil)
+	details := attrChanges(outs, read, nil)
 	if len(details) == 0 && next.ID == row.ID {
 		return next, true, nil, resp.Diagnostics, nil
 	}
@@ -478,37 +484,64 @@ func (e *Engine) Refresh(ctx context.Context, stack string, req api.RefreshReque
 	if st == nil {
 		return api.RefreshResponse{}, &ValidationError{Diagnostics: diags}
 	}
-	defer ps.close()
+	ho := &handoff{tmpl: st, ps: ps, refreshed: make(chan refreshed, 1)}
 	oreq := opRequest{Kind: kindRefresh, StackID: prior.ID, Dialect: prior.Dialect, Deploy: src}
 	body, err := json.Marshal(oreq)
 	if err != nil {
+		ho.close()
 		return api.RefreshResponse{}, fmt.Errorf("cannot encode operation: %w", err)
 	}
 	now := e.now()
 	op := state.Operation{ID: newID(), Stack: key, Kind: kindRefresh, Status: state.Running, Request: body, Owner: e.o.Owner,
 		LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
 	if err := e.store.StartOperation(ctx, op); err != nil {
+		ho.close()
 		return api.RefreshResponse{}, err
 	}
-	rows, err := e.store.ListResources(ctx, key)
-	if err != nil {
-		_ = e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now())
-		return api.RefreshResponse{}, fmt.Errorf("cannot read resources of stack %s: %w", stack, err)
+	// The refresh runs as a deploy does, on the engine's context: a client that goes away
+	// leaves it to finish (one left half-done would hold the stack's lease), Cancel stops it,
+	// and a shutdown leaves it to be resumed at the next start.
+	e.goRun(op, false, ho)
+	e.mu.Lock()
+	done := e.running[op.ID]
+	e.mu.Unlock()
+	if done == nil { // the run ended already
+		done = make(chan struct{})
+		close(done)
 	}
-	lease, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go e.renewLease(lease, cancel, op.ID)
-	r := &run{e: e, op: op, req: oreq, stack: prior, tmpl: st, ps: ps, sc: newScope(lease, st), base: lease,
-		prior: map[string]state.Resource{}, journal: map[string][]state.JournalEntry{}}
-	for _, row := range rows {
-		r.prior[row.Name] = row
+	answer := func(res refreshed) (api.RefreshResponse, error) {
+		if res.err != nil {
+			return api.RefreshResponse{}, res.err
+		}
+		res.resp.Stack, res.resp.Diagnostics = stack, APIDiagnostics(diags)
+		return res.resp, nil
 	}
-	out, err := r.refreshOnly(lease)
-	if err != nil {
-		return api.RefreshResponse{}, err
+	select {
+	case res := <-ho.refreshed:
+		return answer(res)
+	case <-done:
+		select {
+		case res := <-ho.refreshed:
+			return answer(res)
+		default: // it ended before refreshing (it could not load, or the store failed)
+		}
+		got, err := e.store.GetOperation(context.WithoutCancel(ctx), op.ID)
+		if err == nil && got.Status == state.Running {
+			return api.RefreshResponse{}, fmt.Errorf("refresh of stack %s stopped with the server: operation %s is resumed at its next start", stack, op.ID)
+		}
+		if err == nil {
+			err = errors.New(got.StatusReason)
+		}
+		return api.RefreshResponse{}, fmt.Errorf("refresh of stack %s failed: %w", stack, err)
+	case <-ctx.Done():
+		return api.RefreshResponse{}, fmt.Errorf("stopped waiting for the refresh of stack %s, which goes on as operation %s: %w", stack, op.ID, context.Cause(ctx))
 	}
-	out.Stack, out.Diagnostics = stack, APIDiagnostics(diags)
-	return out, nil
+}
+
+// refreshed is what a refresh run hands back to the request that started it.
+type refreshed struct {
+	resp api.RefreshResponse
+	err  error
 }
 
 func dialectName(d string) string {

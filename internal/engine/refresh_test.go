@@ -2,11 +2,13 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/providertest"
 	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/value"
 )
 
 // driftFake is a plugin-like provider whose objects can be changed or deleted "outside
@@ -25,18 +28,25 @@ type driftFake struct {
 	outside map[string]string // id -> value now
 	gone    map[string]bool
 	reads   int
+	hook    func() // called in every Read, before it answers
 }
 
 func (f *driftFake) Capabilities() provider.Capabilities { return provider.Capabilities{Read: true} }
 
 func (f *driftFake) Read(_ context.Context, req provider.ReadRequest) (provider.ReadResponse, error) {
 	f.mu.Lock()
+	hook := f.hook
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++
 	if f.gone[req.ID] {
 		return provider.ReadResponse{}, nil
 	}
-	outs := req.Outputs
+	outs, _ := req.Outputs.UnmarkDeep() // a plugin's answer carries its schema's marks only
 	if v, ok := f.outside[req.ID]; ok {
 		outs = cty.ObjectVal(map[string]cty.Value{"value": cty.StringVal(v)})
 	}
@@ -314,4 +324,142 @@ func (h *harness) events(stack string) []api.Event {
 		h.t.Fatal(err)
 	}
 	return evs
+}
+
+// sensitiveConfig sets fake_thing.a's value from a sensitive variable: the provider's schema
+// does not make it sensitive, the configuration does.
+var sensitiveConfig = map[string]string{"main.tf": `terraform {
+  required_providers {
+    fake = { source = "example.com/test/fake" }
+  }
+}
+variable "pw" {
+  sensitive = true
+  default   = "hunter2-secret"
+}
+resource "fake_thing" "a" {
+  value = var.pw
+}
+`}
+
+// TestRefreshKeepsSensitivity: what was sensitive in the state stays so after a refresh reads
+// it back, as terraform re-applies the prior state's marks after ReadResource: in the stored
+// row, the stack's view, the drift of refresh and of preview --refresh.
+func TestRefreshKeepsSensitivity(t *testing.T) {
+	h, f := newDriftHarness(t)
+	h.deployTF(sensitiveConfig, false)
+	masked := func(when string) {
+		t.Helper()
+		row, err := h.store.GetResource(context.Background(), state.StackKey("default", "tf"), "fake_thing.a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := value.Unmarshal(row.Outputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.GetAttr("value").HasMark(value.Sensitive) {
+			t.Errorf("%s: the stored value is no longer sensitive: %s", when, row.Outputs)
+		}
+		for _, r := range h.describe("tf").Resources {
+			if b, _ := json.Marshal(r.Attributes); strings.Contains(string(b), "hunter2") || strings.Contains(string(b), "other-secret") {
+				t.Errorf("%s: the stack shows the secret: %s", when, b)
+			}
+		}
+	}
+	masked("after the deploy")
+	// Read back unchanged (a plugin's answer carries the schema's marks only).
+	if _, err := h.e.Refresh(context.Background(), "tf", api.RefreshRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	masked("after a refresh without drift")
+	// Changed outside: the drift shows no secret, before or after.
+	f.change("id-fake_thing.a", "other-secret")
+	pr, err := h.e.Preview(context.Background(), "tf", api.DeployRequest{Files: sensitiveConfig, Refresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.e.Refresh(context.Background(), "tf", api.RefreshRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, cs := range map[string][]api.Change{"preview --refresh changes": pr.Changes, "preview --refresh drift": pr.Drift, "refresh drift": resp.Drift} {
+		if got := changesOf(cs); strings.Contains(got, "secret") {
+			t.Errorf("%s show the secret: %s", what, got)
+		}
+	}
+	if len(resp.Drift) != 1 {
+		t.Errorf("refresh drift = %s, want a's change", changesOf(resp.Drift))
+	}
+	masked("after a refresh with drift")
+}
+
+// TestRefreshOutlivesItsClient: a client that goes away in the middle of a refresh leaves no
+// running operation behind: the refresh runs to its end and the stack takes deploys again.
+func TestRefreshOutlivesItsClient(t *testing.T) {
+	h, f := newDriftHarness(t)
+	h.deployTF(driftConfig("a", "b"), false)
+	f.change("id-fake_thing.a", "edited")
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	f.mu.Lock()
+	f.hook = func() { once.Do(cancel) }
+	f.mu.Unlock()
+	_, err := h.e.Refresh(ctx, "tf", api.RefreshRequest{})
+	t.Logf("refresh of a client gone: %v", err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := h.describe("tf")
+		if st.Operation == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("operation %s still running 10s after its client went away", st.Operation)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := h.value("fake_thing.a"); !strings.Contains(got, `"edited"`) {
+		t.Errorf("a after the refresh = %s, want what was read", got)
+	}
+	h.deployTF(driftConfig("a", "b"), false)
+}
+
+// TestRefreshCancel: Cancel stops a refresh in the middle; it ends failed, once, and the
+// stack takes deploys again.
+func TestRefreshCancel(t *testing.T) {
+	h, f := newDriftHarness(t)
+	h.deployTF(driftConfig("a", "b"), false)
+	reading, release := make(chan struct{}, 8), make(chan struct{})
+	f.mu.Lock()
+	f.hook = func() {
+		reading <- struct{}{}
+		<-release
+	}
+	f.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.e.Refresh(context.Background(), "tf", api.RefreshRequest{})
+		done <- err
+	}()
+	<-reading
+	op, err := h.e.Cancel(context.Background(), "tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "cancelled") {
+			t.Errorf("cancelled refresh = %v, want it to say it was cancelled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled refresh did not end")
+	}
+	if got := h.wait(op.ID); got.Status != state.Failed {
+		t.Errorf("cancelled refresh operation = %+v", got)
+	}
+	f.mu.Lock()
+	f.hook = nil
+	f.mu.Unlock()
+	h.deployTF(driftConfig("a", "b"), false)
 }

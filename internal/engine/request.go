@@ -166,9 +166,9 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		return api.Operation{}, fmt.Errorf("cannot encode template: %w", err)
 	}
 	row := state.Stack{Tenant: tenant.From(ctx), Name: stack, ID: stackID, Dialect: string(st.Dialect), Description: st.Description,
-		Parameters: params, CreatedAt: prior.CreatedAt, Outputs: prior.Outputs, Template: source, Providers: prior.Providers}
+		Parameters: params, CreatedAt: prior.CreatedAt, Outputs: prior.Outputs, Template: source, Providers: prior.Providers, TFState: prior.TFState}
 	if creating {
-		row.CreatedAt, row.Outputs, row.Providers = e.now(), nil, nil
+		row.CreatedAt, row.Outputs, row.Providers, row.TFState = e.now(), nil, nil, nil
 	}
 	// The run takes over the loaded template and the providers it started, rather than
 	// parsing and launching again; the parse depends on the stack id only in CloudFormation.

@@ -45,7 +45,6 @@ type run struct {
 	// appliedWith are the provider fingerprints of the stack's last successful deploy.
 	appliedWith map[string]providerFP
 	gone        map[string]bool // destroyed ahead of their step by a replacement upstream
-	provDir     provisionDir    // the provisioners' working directory (provision.go)
 	orderOnce   sync.Once
 	topo        []string
 	handedOff   bool // the run took over the request's loaded template (not a resumption)
@@ -100,9 +99,15 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 		delete(e.cancels, op.ID)
 		e.mu.Unlock()
 	}()
+	if op.Kind == kindPush { // statepush.go: adopted in one transaction or not at all, nothing to run again
+		if err := e.resumePush(context.WithoutCancel(ctx), op); err != nil && e.runCtx.Err() == nil {
+			_ = e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now())
+			e.wake()
+		}
+		return
+	}
 
 	r := &run{e: e, op: op, base: base, journal: map[string][]state.JournalEntry{}}
-	defer r.provDir.close()
 	err := r.load(ctx, ho)
 	if ho != nil && r.ps != ho.ps {
 		ho.close()
@@ -118,8 +123,12 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 	if err == nil {
 		if r.req.Kind == kindDelete {
 			err = r.destroy(ctx)
-		} else if r.req.Kind == kindRefresh { // resumed: read everything again (refresh.go)
-			_, err = r.refreshOnly(ctx)
+		} else if r.req.Kind == kindRefresh { // refresh.go; resumed, it reads everything again
+			var resp api.RefreshResponse
+			resp, err = r.refreshOnly(ctx)
+			if ho != nil && ho.refreshed != nil {
+				ho.refreshed <- refreshed{resp, err}
+			}
 		} else {
 			err = r.deploy(ctx)
 		}
@@ -178,6 +187,8 @@ func (r *run) parallelism() int {
 type handoff struct {
 	tmpl *template.Stack
 	ps   *providerSet
+	// refreshed, for a refresh, receives its response (buffered: the request may be gone).
+	refreshed chan refreshed
 }
 
 func (h *handoff) close() {

@@ -220,31 +220,26 @@ func localProvider(st *template.Stack, pa tfstate.ProviderAddr) (string, bool) {
 	return "", false
 }
 
-// lineage is the stack's terraform lineage and the serial of its state now. The lineage is
-// the stack's id (a pushed state's lineage becomes it); the serial grows with the stack's
-// events from the serial of the last pushed state, so a pull after a change has a higher one.
+// lineage is the stack's terraform lineage and the serial of its state now: those of the
+// state last pushed, the serial grown by the stack's events since, so that a pull after a
+// change has a higher one; a stack never pushed has a lineage made from its id. It reads one
+// row of the event index, however many events the stack has.
 func (e *Engine) lineage(ctx context.Context, row state.Stack) (string, uint64, error) {
-	events, err := e.store.ListEvents(ctx, keyOf(row), 0, 0)
+	last, err := e.store.LastEventSeq(ctx, keyOf(row))
 	if err != nil {
 		return "", 0, fmt.Errorf("cannot read events of stack %s: %w", row.Name, err)
 	}
-	var last, pushedAt int64
-	var pushed uint64
-	for _, ev := range events {
-		last = ev.Seq
-		if ev.LogicalID == row.Name {
-			var l string
-			var s uint64
-			if n, _ := fmt.Sscanf(ev.Reason, pushReason, &l, &s); n == 2 {
-				pushed, pushedAt = s, ev.Seq
-			}
+	var id tfIdentity // statepush.go
+	if len(row.TFState) > 0 {
+		if err := json.Unmarshal(row.TFState, &id); err != nil {
+			return "", 0, fmt.Errorf("cannot decode the terraform lineage of stack %s: %w", row.Name, err)
 		}
 	}
-	return lineageOf(row.ID), pushed + uint64(last-pushedAt), nil
+	if id.Lineage == "" {
+		return lineageOf(row.ID), uint64(max(last, 0)), nil
+	}
+	return id.Lineage, id.Serial + uint64(max(last-id.EventSeq, 0)), nil
 }
-
-// pushReason is the reason of the stack event of a push; lineage reads the serial back.
-const pushReason = "Adopted a terraform state: lineage %s serial %d"
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 

@@ -27,8 +27,10 @@ const kindPush = "push"
 // the configuration in req.Source, previewed or deployed on it, finds nothing to change and
 // calls no provider to create or update anything. The configuration maps the state's provider
 // configurations to its own; a state whose providers or resource types it cannot serve is
-// refused. The stack's resources are replaced by the state's in one transaction, under the
-// stack's lease: a stack with a running operation is refused (*state.BusyError).
+// refused. The stack's resources and its row are replaced by the state's in one transaction,
+// under the stack's lease: a stack with a running operation is refused (*state.BusyError), and
+// a server killed in the middle leaves the stack as it was or the state adopted whole (the
+// operation is finished when a server resumes it, see resumePush).
 func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushRequest) (api.StatePushResponse, error) {
 	ctx, stop := budget.With(ctx, e.o.Limits)
 	defer stop()
@@ -76,53 +78,70 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 	if err != nil {
 		return api.StatePushResponse{}, fmt.Errorf("cannot encode the configuration: %w", err)
 	}
-	id := tfs.Lineage
-	if !uuidRE.MatchString(id) {
-		id = newID()
-	}
-	row := state.Stack{Tenant: tenant.From(ctx), Name: stack, ID: id, Dialect: string(template.Terraform), Status: "IMPORT_COMPLETE",
+	// The stack keeps an id of its own: the state's lineage is kept beside it (TFState), or
+	// two stacks pushed the same state would share one id.
+	row := state.Stack{Tenant: tenant.From(ctx), Name: stack, ID: prior.ID, Dialect: string(template.Terraform), Status: "IMPORT_COMPLETE",
 		Template: source, Outputs: outputs, CreatedAt: prior.CreatedAt, UpdatedAt: e.now()}
 	if fresh {
-		row.CreatedAt = e.now()
-		if err := e.store.DeleteStack(ctx, key); err != nil && !errors.Is(err, state.ErrNotFound) {
-			return api.StatePushResponse{}, fmt.Errorf("cannot replace stack %s: %w", stack, err)
-		}
-		// The row the operation belongs to; its final form is written once the resources are.
-		if err := e.store.PutStack(ctx, state.Stack{Tenant: row.Tenant, Name: stack, ID: id, Dialect: row.Dialect,
-			Status: "IMPORT_IN_PROGRESS", Template: source, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt}); err != nil {
-			return api.StatePushResponse{}, fmt.Errorf("cannot write stack %s: %w", stack, err)
+		row.ID, row.CreatedAt = e.stackID(stack, template.Terraform), e.now()
+		if prior.Name != "" { // a deleted stack: the push makes it anew, as a deploy would
+			if err := e.store.DeleteStack(ctx, key); err != nil && !errors.Is(err, state.ErrNotFound) {
+				return api.StatePushResponse{}, fmt.Errorf("cannot replace stack %s: %w", stack, err)
+			}
 		}
 	}
+	body, err := json.Marshal(opRequest{Kind: kindPush, StackID: row.ID, Dialect: row.Dialect})
+	if err != nil {
+		return api.StatePushResponse{}, fmt.Errorf("cannot encode operation: %w", err)
+	}
 	now := e.now()
-	op := state.Operation{ID: newID(), Stack: key, Kind: kindPush, Status: state.Running, Owner: e.o.Owner,
+	op := state.Operation{ID: newID(), Stack: key, Kind: kindPush, Status: state.Running, Request: body, Owner: e.o.Owner,
 		LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
 	if err := e.store.StartOperation(ctx, op); err != nil {
 		return api.StatePushResponse{}, err
 	}
-	err = e.replaceRows(ctx, op, row, rows, tfs)
-	status, reason := state.Succeeded, ""
+	lease, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go e.renewLease(lease, cancel, op.ID)
+	err = e.adopt(lease, op, row, rows, tfs)
 	if err != nil {
-		status, reason = state.Failed, err.Error()
-	}
-	if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, status, reason, e.now()); ferr != nil && err == nil {
-		err = ferr
-	}
-	e.wake()
-	if err != nil {
+		if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now()); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+		e.wake()
 		return api.StatePushResponse{}, err
 	}
 	return api.StatePushResponse{Stack: stack, Lineage: tfs.Lineage, Serial: tfs.Serial, Resources: len(rows)}, nil
 }
 
-// replaceRows writes the adopted rows in place of the stack's, in one journal entry (one
-// transaction), then the stack row and its event.
-func (e *Engine) replaceRows(ctx context.Context, op state.Operation, row state.Stack, rows []state.Resource, tfs *tfstate.State) error {
+// pushStep is the journal step of a push: its end entry writes the rows and the stack row.
+const pushStep = "push/state"
+
+// tfIdentity is the terraform state identity a stack keeps (state.Stack.TFState): the lineage
+// and serial of the state last pushed, and the stack's last event before the push. A pull
+// writes the lineage, and the serial plus the events since (lineage).
+type tfIdentity struct {
+	Lineage  string `json:"lineage"`
+	Serial   uint64 `json:"serial"`
+	EventSeq int64  `json:"eventSeq"`
+}
+
+// adopt writes the adopted rows in place of the stack's, with the stack row, in one journal
+// entry (one transaction), then records the event and finishes the operation.
+func (e *Engine) adopt(ctx context.Context, op state.Operation, row state.Stack, rows []state.Resource, tfs *tfstate.State) error {
 	old, err := e.store.ListResources(ctx, op.Stack)
 	if err != nil {
 		return fmt.Errorf("cannot read resources of stack %s: %w", row.Name, err)
 	}
+	seq, err := e.store.LastEventSeq(ctx, op.Stack)
+	if err != nil {
+		return err
+	}
+	if row.TFState, err = json.Marshal(tfIdentity{Lineage: tfs.Lineage, Serial: tfs.Serial, EventSeq: seq}); err != nil {
+		return fmt.Errorf("cannot encode the state's lineage: %w", err)
+	}
 	keep := map[string]bool{}
-	writes := make([]state.Write, 0, len(rows)+len(old))
+	writes := make([]state.Write, 0, len(rows)+len(old)+1)
 	for i := range rows {
 		rows[i].Stack, rows[i].UpdatedAt = op.Stack, e.now()
 		keep[rows[i].Name] = true
@@ -133,20 +152,69 @@ func (e *Engine) replaceRows(ctx context.Context, op state.Operation, row state.
 			writes = append(writes, state.Write{Delete: r.Name})
 		}
 	}
-	detail, _ := json.Marshal(map[string]any{"kind": kindPush, "lineage": tfs.Lineage, "serial": tfs.Serial})
-	je := state.JournalEntry{Operation: op.ID, Stack: op.Stack, Step: "push/state", Phase: state.End, Detail: detail, At: e.now()}
+	writes = append(writes, state.Write{Stack: &row})
+	detail, err := json.Marshal(map[string]any{"kind": kindPush, "lineage": tfs.Lineage, "serial": tfs.Serial, "resources": len(rows)})
+	if err != nil {
+		return fmt.Errorf("cannot encode journal detail: %w", err)
+	}
+	je := state.JournalEntry{Operation: op.ID, Stack: op.Stack, Step: pushStep, Phase: state.End, Detail: detail, At: e.now()}
 	if _, err := e.store.Append(ctx, je, writes...); err != nil {
 		return fmt.Errorf("cannot write the resources of stack %s: %w", row.Name, err)
 	}
-	if err := e.store.PutStack(context.WithoutCancel(ctx), row); err != nil {
-		return fmt.Errorf("cannot write stack %s: %w", row.Name, err)
+	return e.pushed(context.WithoutCancel(ctx), op, row)
+}
+
+// pushed ends a push whose state is adopted: the stack's event, unless a killed server wrote
+// it already, then the operation.
+func (e *Engine) pushed(ctx context.Context, op state.Operation, row state.Stack) error {
+	var id tfIdentity
+	if err := json.Unmarshal(row.TFState, &id); err != nil {
+		return fmt.Errorf("cannot decode the state's lineage of stack %s: %w", row.Name, err)
 	}
-	_, err = e.store.AppendEvent(context.WithoutCancel(ctx), state.Event{Stack: op.Stack, Operation: op.ID, LogicalID: row.Name,
-		PhysicalID: row.ID, Type: stackType(row.Dialect), Status: "IMPORT_COMPLETE",
-		Reason: fmt.Sprintf(pushReason, tfs.Lineage, tfs.Serial), At: e.now()})
+	events, err := e.store.ListEvents(ctx, op.Stack, id.EventSeq, 0)
 	if err != nil {
-		return fmt.Errorf("cannot record event: %w", err)
+		return fmt.Errorf("cannot read events of stack %s: %w", row.Name, err)
 	}
+	recorded := false
+	for _, ev := range events {
+		recorded = recorded || (ev.Operation == op.ID && ev.LogicalID == row.Name)
+	}
+	if !recorded {
+		_, err := e.store.AppendEvent(ctx, state.Event{Stack: op.Stack, Operation: op.ID, LogicalID: row.Name, PhysicalID: row.ID,
+			Type: stackType(row.Dialect), Status: row.Status, At: e.now(),
+			Reason: fmt.Sprintf("Adopted a terraform state: lineage %s serial %d", id.Lineage, id.Serial)})
+		if err != nil {
+			return fmt.Errorf("cannot record event: %w", err)
+		}
+	}
+	if err := e.store.FinishOperation(ctx, op.ID, state.Succeeded, "", e.now()); err != nil {
+		return fmt.Errorf("cannot finish operation %s: %w", op.ID, err)
+	}
+	e.wake()
+	return nil
+}
+
+// resumePush ends a push whose server was killed: the state was adopted whole (the journal
+// has its entry) or not at all, so there is nothing to run again.
+func (e *Engine) resumePush(ctx context.Context, op state.Operation) error {
+	entries, err := e.store.ListJournal(ctx, op.ID)
+	if err != nil {
+		return fmt.Errorf("cannot read journal of operation %s: %w", op.ID, err)
+	}
+	for _, je := range entries {
+		if je.Step == pushStep && je.Phase == state.End {
+			row, err := e.store.GetStack(ctx, op.Stack)
+			if err != nil {
+				return fmt.Errorf("cannot read stack %s: %w", op.Stack, err)
+			}
+			return e.pushed(ctx, op, row)
+		}
+	}
+	reason := "The server stopped before the push adopted the state: the stack was left as it was. Push the state again."
+	if err := e.store.FinishOperation(ctx, op.ID, state.Failed, reason, e.now()); err != nil {
+		return fmt.Errorf("cannot finish operation %s: %w", op.ID, err)
+	}
+	e.wake()
 	return nil
 }
 
@@ -282,23 +350,16 @@ func adoptRow(p provider.Provider, schema provider.Schema, paddr, typ, name stri
 		DeletionPolicy: string(template.Delete), Private: private, Provider: paddr}, nil
 }
 
-// markPaths marks the parts of v at paths that exist in v.
+// markPaths marks the parts of v at paths that exist in v and are not null, in time linear
+// in v and the paths (a state may list thousands).
 func markPaths(v cty.Value, marks []cty.PathValueMarks) cty.Value {
-	if len(marks) == 0 {
-		return v
-	}
-	out, err := cty.Transform(v, func(p cty.Path, x cty.Value) (cty.Value, error) {
-		for _, m := range marks {
-			if p.Equals(m.Path) && !x.IsNull() {
-				return x.WithMarks(m.Marks), nil
-			}
+	kept := marks[:0:0]
+	for _, m := range marks {
+		if x, err := m.Path.Apply(v); err == nil && !x.IsNull() {
+			kept = append(kept, m)
 		}
-		return x, nil
-	})
-	if err != nil {
-		return v
 	}
-	return out
+	return value.MarkPaths(v, kept)
 }
 
 // pushedOutputs are a state's root outputs as the stack keeps them (api.Output, masked), in

@@ -59,7 +59,7 @@ func (f fakePlugins) Resolve(_ context.Context, reqs []*template.ProviderRequire
 
 type fakePlugin struct{ p provider.Provider }
 
-func (f fakePlugin) Version() string               { return "1.0.0" }
+func (f fakePlugin) Version() string                       { return "1.0.0" }
 func (f fakePlugin) Open(string, string) provider.Provider { return f.p }
 
 // newTFHarness is a harness whose engine serves the Terraform language from f (a fresh tfFake

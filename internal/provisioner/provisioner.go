@@ -118,6 +118,27 @@ type Request struct {
 	// Output receives what the provisioner prints, line by line (stdout and stderr together,
 	// as terraform shows them); local-exec's "Executing: ..." line first.
 	Output func(line string)
+	// Sensitive names the arguments of Config that held sensitive or ephemeral values before
+	// their marks were taken off. A failure then repeats none of local-exec's command or
+	// output, which may print them (terraform shows both on the terminal; cairn's failures
+	// are stored where every reader of the stack sees them).
+	Sensitive []string
+}
+
+// SensitiveValue stands for a value a message must not repeat.
+const SensitiveValue = "(sensitive value)"
+
+// suppressedOutput stands for output that may show a sensitive value, as terraform says it.
+const suppressedOutput = "(output suppressed due to sensitive value in config)"
+
+// sensitive reports whether argument name held a sensitive value.
+func (req Request) sensitive(name string) bool {
+	for _, s := range req.Sensitive {
+		if s == name {
+			return true
+		}
+	}
+	return false
 }
 
 // maxErrOutput is how much of a failed command's output its error repeats, as terraform.
@@ -183,17 +204,17 @@ func localExec(ctx context.Context, req Request) error {
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.Env = pw, pw, dir, env
 	killGroup(cmd)
+	if q := attr(cfg, "quiet"); !q.IsNull() && q.True() {
+		out("local-exec: Executing: Suppressed by quiet=true")
+	} else {
+		out(fmt.Sprintf("Executing: %q", args))
+	}
 	tail := &ring{max: maxErrOutput}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
 		lines(io.TeeReader(pr, tail), out)
 	}()
-	if q := attr(cfg, "quiet"); !q.IsNull() && q.True() {
-		out("local-exec: Executing: Suppressed by quiet=true")
-	} else {
-		out(fmt.Sprintf("Executing: %q", args))
-	}
 	err = cmd.Start()
 	if err == nil {
 		err = cmd.Wait()
@@ -208,9 +229,27 @@ func localExec(ctx context.Context, req Request) error {
 	}
 	pr.Close()
 	if err != nil {
-		return fmt.Errorf("local-exec provisioner error: Error running command '%s': %v. Output: %s", command, err, tail.String())
+		return localExecError(req, command, err, tail.String())
 	}
 	return nil
+}
+
+// localExecError is terraform's message for a command that failed, without what a
+// sensitive configuration would put in it: the command when it is sensitive; the output
+// when anything is (a command prints what its environment holds); what the command could not
+// start with when its interpreter or directory is.
+func localExecError(req Request, command string, err error, output string) error {
+	if req.sensitive("command") {
+		command = SensitiveValue
+	}
+	if len(req.Sensitive) > 0 {
+		output = suppressedOutput
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) && (req.sensitive("interpreter") || req.sensitive("working_dir")) {
+		err = errors.New("cannot start the command (details suppressed due to sensitive value in config)")
+	}
+	return fmt.Errorf("local-exec provisioner error: Error running command '%s': %v. Output: %s", command, err, output)
 }
 
 // lines passes r to out line by line (a line longer than 64 KiB is cut into pieces).

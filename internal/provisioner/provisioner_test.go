@@ -95,6 +95,41 @@ func TestLocalExecFailure(t *testing.T) {
 	}
 }
 
+// A failure of a command whose configuration held sensitive values repeats neither them nor
+// the output: terraform prints both on the terminal; cairn stores the failure.
+func TestLocalExecSensitiveFailure(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		src       string
+		sensitive []string
+		want      string
+	}{
+		"command": {
+			src:       `command = "echo s3cret; exit 3"`,
+			sensitive: []string{"command"},
+			want:      "local-exec provisioner error: Error running command '(sensitive value)': exit status 3. Output: (output suppressed due to sensitive value in config)",
+		},
+		"environment": {
+			src:       `command = "echo $PW; exit 3"` + "\n" + `environment = { PW = "s3cret" }`,
+			sensitive: []string{"environment"},
+			want:      "local-exec provisioner error: Error running command 'echo $PW; exit 3': exit status 3. Output: (output suppressed due to sensitive value in config)",
+		},
+		"working_dir": {
+			src:       `command = "true"` + "\n" + `working_dir = "/s3cret/missing"`,
+			sensitive: []string{"working_dir"},
+			want: "local-exec provisioner error: Error running command 'true': cannot start the command (details suppressed due to sensitive value in config). " +
+				"Output: (output suppressed due to sensitive value in config)",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := Run(context.Background(), Request{Type: LocalExec, Config: decode(t, tc.src), Dir: dir, Sensitive: tc.sensitive})
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error = %v\nwant    %s", err, tc.want)
+			}
+		})
+	}
+}
+
 // A cancelled run kills the command and what it started, and returns promptly.
 func TestLocalExecCancel(t *testing.T) {
 	dir := t.TempDir()

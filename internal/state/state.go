@@ -70,6 +70,9 @@ type Stack struct {
 	// and configuration digest as of the last deploy that succeeded (JSON, engine-defined):
 	// resources are skipped as unchanged only under the same ones.
 	Providers []byte
+	// TFState is a Terraform-language stack's terraform state identity: the lineage of a
+	// pushed state and what its serial was (JSON, engine-defined). Empty until a push.
+	TFState   []byte
 	Operation string // id of the running operation, or "": derived by the store, ignored by PutStack
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -135,11 +138,13 @@ type JournalEntry struct {
 	At        time.Time
 }
 
-// Write is a resource row change settled by a journal entry: Put replaces or inserts the row,
-// Delete (a logical id) removes it.
+// Write is a row change settled by a journal entry: Put replaces or inserts a resource row,
+// Delete (a logical id) removes one, Stack replaces the entry's stack row (its key must be
+// the entry's Stack) as PutStack does. A Write sets exactly one of them.
 type Write struct {
 	Put    *Resource
 	Delete string
+	Stack  *Stack
 }
 
 // Journal appends entries. Append writes the entry and its resource writes in one transaction.
@@ -219,6 +224,8 @@ type Events interface {
 	AppendEvent(ctx context.Context, e Event) (seq int64, err error)
 	// ListEvents returns the stack's events with Seq > after, oldest first, at most limit (0: all).
 	ListEvents(ctx context.Context, stack string, after int64, limit int) ([]Event, error)
+	// LastEventSeq is the Seq of the stack's newest event, 0 when it has none.
+	LastEventSeq(ctx context.Context, stack string) (int64, error)
 }
 
 // Keys keeps named secrets such as the response-URL signing key.

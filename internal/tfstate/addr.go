@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/cairn-dev/cairn/internal/addr"
 )
 
 // Addr is a resource instance's address split as a state file keeps it.
@@ -206,7 +210,9 @@ func (p ProviderAddr) String() string {
 	return s
 }
 
-// ParseProvider reads provider["source"], module.m.provider["source"].alias and friends.
+// ParseProvider reads provider["source"], module.m.provider["source"].alias and friends. The
+// source is a provider source address (internal/addr), normalized as required_providers
+// sources are.
 func ParseProvider(s string) (ProviderAddr, error) {
 	i := strings.Index(s, "provider[")
 	if i < 0 || (i > 0 && s[i-1] != '.') {
@@ -214,14 +220,26 @@ func ParseProvider(s string) (ProviderAddr, error) {
 	}
 	var p ProviderAddr
 	if i > 0 {
-		p.Module = s[:i-1]
+		mod, err := ParseModule(s[:i-1])
+		if err != nil {
+			return ProviderAddr{}, fmt.Errorf("invalid provider configuration address %q: %w", s, err)
+		}
+		if mod != s[:i-1] {
+			return ProviderAddr{}, fmt.Errorf("invalid provider configuration address %q: a provider configuration's module path has no instance keys", s)
+		}
+		p.Module = mod
 	}
 	close, key, err := scanKey(s, i+len("provider["))
 	src, ok := key.(string)
 	if err != nil || !ok || src == "" {
 		return ProviderAddr{}, fmt.Errorf("invalid provider configuration address %q", s)
 	}
-	p.Source = src
+	// The source as required_providers gives it after parsing, so that the two compare.
+	pa, err := addr.ParseProvider(src)
+	if err != nil {
+		return ProviderAddr{}, fmt.Errorf("invalid provider configuration address %q: %w", s, err)
+	}
+	p.Source = pa.String()
 	rest := s[close+1:]
 	if rest != "" {
 		alias, ok := strings.CutPrefix(rest, ".")
@@ -231,6 +249,24 @@ func ParseProvider(s string) (ProviderAddr, error) {
 		p.Alias = alias
 	}
 	return p, nil
+}
+
+// checkModuleInstance checks a resource's module instance path as state files write it
+// ("" for the root module, module.a["x"].module.b).
+func checkModuleInstance(s string) error {
+	if s == "" {
+		return nil
+	}
+	steps, err := scan(s)
+	if err != nil || len(steps)%2 != 0 {
+		return fmt.Errorf("state contains an invalid module path %q", s)
+	}
+	for i := 0; i < len(steps); i += 2 {
+		if steps[i].name != "module" || steps[i].key != nil || !hclsyntax.ValidIdentifier(steps[i+1].name) {
+			return fmt.Errorf("state contains an invalid module path %q", s)
+		}
+	}
+	return nil
 }
 
 // ParseModule checks a module instance path (module.a["x"].module.b) and returns it without

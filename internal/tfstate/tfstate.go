@@ -1,6 +1,7 @@
 // Package tfstate reads and writes terraform state files (format version 4, as terraform
 // 0.12 to 1.x write them) and the resource-instance addresses they hold. It knows nothing of
-// stacks or providers: the engine maps cairn's rows to it. It imports only go-cty.
+// stacks or providers: the engine maps cairn's rows to it. It imports only go-cty, hcl's
+// identifier rules and internal/addr.
 package tfstate
 
 import (
@@ -8,7 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Version is the only state format version read and written.
@@ -84,22 +88,66 @@ func Decode(b []byte) (*State, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("cannot decode the state file: %w", err)
 	}
-	for _, r := range s.Resources {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// check refuses what terraform never writes and cairn would misread: modes other than managed
+// and data, addresses that are not valid (module paths, types, names), instance keys other
+// than strings and whole numbers from 0, and a resource or an instance listed twice, which
+// would overwrite one another.
+func (s *State) check() error {
+	resources := map[string]bool{}
+	for i := range s.Resources {
+		r := &s.Resources[i]
 		if r.Mode != Managed && r.Mode != Data {
-			return nil, fmt.Errorf("state contains a resource with mode %q (%q %q) which is not supported", r.Mode, r.Type, r.Name)
+			return fmt.Errorf("state contains a resource with mode %q (%q %q) which is not supported", r.Mode, r.Type, r.Name)
 		}
-		for _, in := range r.Instances {
-			switch in.IndexKey.(type) {
-			case nil, string, float64:
+		if err := checkModuleInstance(r.Module); err != nil {
+			return err
+		}
+		if !hclsyntax.ValidIdentifier(r.Type) {
+			return fmt.Errorf("state contains an invalid resource type %q", r.Type)
+		}
+		if !hclsyntax.ValidIdentifier(r.Name) {
+			return fmt.Errorf("state contains an invalid resource name %q", r.Name)
+		}
+		base := Addr{Module: r.Module, Mode: r.Mode, Type: r.Type, Name: r.Name}
+		if resources[base.String()] {
+			return fmt.Errorf("resource %s appears twice in the state", base)
+		}
+		resources[base.String()] = true
+		instances := map[string]bool{}
+		for j := range r.Instances {
+			in := &r.Instances[j]
+			switch k := in.IndexKey.(type) {
+			case nil, string:
+			case float64:
+				if k < 0 || k != math.Trunc(k) || k > math.MaxInt32 {
+					return fmt.Errorf("resource %s has an instance with the invalid instance key %v: keys are strings or whole numbers from 0", base, k)
+				}
 			default:
-				return nil, fmt.Errorf("resource %s.%s has an instance with the invalid instance key %v", r.Type, r.Name, in.IndexKey)
+				return fmt.Errorf("resource %s has an instance with the invalid instance key %v", base, in.IndexKey)
 			}
 			if in.Status != "" && in.Status != "tainted" {
-				return nil, fmt.Errorf("instance of %s.%s has invalid status %q", r.Type, r.Name, in.Status)
+				return fmt.Errorf("instance of %s has invalid status %q", base, in.Status)
+			}
+			a := base
+			a.Key = NormalizeKey(in.IndexKey)
+			id := a.String() + "\x00" + in.Deposed
+			if instances[id] {
+				return fmt.Errorf("resource instance %s appears twice in the state", a)
+			}
+			instances[id] = true
+			// The address reads back as written: what a row is named after is what terraform means.
+			if back, err := ParseAddr(a.String()); err != nil || back.String() != a.String() {
+				return fmt.Errorf("state contains the invalid resource instance address %s", a)
 			}
 		}
 	}
-	return &s, nil
+	return nil
 }
 
 // Encode writes s as terraform does: version 4, resources and instances in terraform's order,

@@ -56,7 +56,12 @@ func TestProviderAddr(t *testing.T) {
 			t.Errorf("round trip of %s gave %s", s, p)
 		}
 	}
-	for _, bad := range []string{"provider.time", `provider["x"].a.b`, `xprovider["x"]`} {
+	// Sources are normalized as required_providers sources are.
+	if p, err := ParseProvider(`module.m.provider["Example.COM/Ns/Thing"]`); err != nil || p.Source != "example.com/ns/Thing" || p.Module != "module.m" {
+		t.Errorf("ParseProvider of a mixed-case source = %+v, %v", p, err)
+	}
+	for _, bad := range []string{"provider.time", `provider["x"].a.b`, `xprovider["x"]`, `module.m.x.provider["a/b"]`,
+		`module.m["k"].provider["a/b"]`, `provider["a/b/c/d"]`, `provider["a b/c"]`} {
 		if _, err := ParseProvider(bad); err == nil {
 			t.Errorf("ParseProvider(%q) succeeded", bad)
 		}
@@ -106,5 +111,45 @@ func TestEncodeDecode(t *testing.T) {
 	}
 	if _, err := Decode([]byte(`{"version": 3}`)); err == nil || !strings.Contains(err.Error(), "version 3 is not supported") {
 		t.Errorf("Decode of version 3: %v", err)
+	}
+}
+
+// TestDecodeRefuses: what terraform never writes, and what would make two instances one, is
+// refused with what is wrong.
+func TestDecodeRefuses(t *testing.T) {
+	inst := func(key string) string { return `{"index_key": ` + key + `, "attributes": {}}` }
+	res := func(module, typ, name string, instances ...string) string {
+		m, _ := json.Marshal(module)
+		return `{"module": ` + string(m) + `, "mode": "managed", "type": "` + typ + `", "name": "` + name + `", "provider": "p", "instances": [` +
+			strings.Join(instances, ",") + `]}`
+	}
+	for name, tc := range map[string]struct{ resources, want string }{
+		"FractionalKey":     {res("", "t", "n", inst("0.5")), "invalid instance key 0.5"},
+		"NegativeKey":       {res("", "t", "n", inst("-1")), "invalid instance key -1"},
+		"HugeKey":           {res("", "t", "n", inst("1e300")), "invalid instance key"},
+		"BoolKey":           {res("", "t", "n", inst("true")), "invalid instance key true"},
+		"DuplicateKey":      {res("", "t", "n", inst(`"a"`), inst(`"a"`)), `t.n["a"] appears twice`},
+		"DuplicateNoKey":    {res("", "t", "n", inst("null"), inst("null")), `t.n appears twice`},
+		"DuplicateResource": {res("", "t", "n", inst("0")) + "," + res("", "t", "n", inst("1")), "t.n appears twice"},
+		"DuplicateInModule": {res(`module.m["x"]`, "t", "n") + "," + res(`module.m["x"]`, "t", "n"), `module.m["x"].t.n appears twice`},
+		"BadName":           {res("", "t", "n[0]", inst("0")), `invalid resource name "n[0]"`},
+		"BadType":           {res("", "a.b", "n"), `invalid resource type "a.b"`},
+		"EmptyType":         {res("", "", "n"), `invalid resource type ""`},
+		"BadModule":         {res("module.m.x", "t", "n"), `invalid module path "module.m.x"`},
+		"ModuleWithoutName": {res("module", "t", "n"), `invalid module path "module"`},
+		"KeyedModuleWord":   {res(`module["k"].m`, "t", "n"), "invalid module path"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode([]byte(`{"version": 4, "serial": 1, "lineage": "l", "resources": [` + tc.resources + `]}`))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Decode = %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+	// The same key in another module instance, and a deposed object beside the current one,
+	// are distinct.
+	ok := res(`module.m["x"]`, "t", "n", inst("0")) + "," + res(`module.m["y"]`, "t", "n", inst("0"), `{"index_key": 0, "deposed": "d1", "attributes": {}}`)
+	if _, err := Decode([]byte(`{"version": 4, "resources": [` + ok + `]}`)); err != nil {
+		t.Errorf("Decode of distinct instances: %v", err)
 	}
 }

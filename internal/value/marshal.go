@@ -87,5 +87,5 @@ func Unmarshal(b []byte) (cty.Value, error) {
 		}
 		pvm = append(pvm, cty.PathValueMarks{Path: p, Marks: cty.NewValueMarks(Sensitive)})
 	}
-	return v.MarkWithPaths(pvm), nil
+	return MarkPaths(v, pvm), nil
 }

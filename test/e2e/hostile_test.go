@@ -85,8 +85,18 @@ func hostileInputs() []hostile {
 	cfn := func(name, body, says string) hostile {
 		return hostile{name: name, req: api.DeployRequest{TemplateName: "stack.yaml", Template: body}, want: 400, says: says}
 	}
-	ok := tf("heredoc of 16,000 lines", heredoc(16000), "")
-	ok.want = 200
+	withFiles := func(h hostile, kv ...string) hostile {
+		for i := 0; i+1 < len(kv); i += 2 {
+			h.req.Files[kv[i]] = kv[i+1]
+		}
+		return h
+	}
+	answered := func(h hostile) hostile { h.want = 200; return h }
+	ok := answered(tf("heredoc of 16,000 lines", heredoc(16000), ""))
+	var unknownCalls strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&unknownCalls, "  x%d = %s()\n", i, strings.Repeat("q", 2000))
+	}
 	return []hostile{
 		tf("count = 2147483648", `resource "time_static" "a" { count = 2147483648 }`, "instances"),
 		tf("count = 100000000", `resource "time_static" "a" { count = 100000000 }`, "instances"),
@@ -98,6 +108,20 @@ output "n" { value = length(local.p) }`, "elements"),
 		tf("nested for over range(1000) three deep",
 			`output "o" { value = length(flatten([for a in range(1000): [for b in range(1000): [for c in range(1000): c]]])) }`, "elements"),
 		ok,
+		// evaluated at run time, parsed under the same guard (issue 12's review, P0-1..3, P2-12)
+		withFiles(tf("templatefile of 50,000 nested interpolations", `output "o" { value = templatefile("deep.tpl", {}) }`, "depth"),
+			"deep.tpl", strings.Repeat(`${"`, 50000)+"x"+strings.Repeat(`"}`, 50000)),
+		tf("templatestring of 60,000 nested interpolations built by join", `locals {
+  a = join("", [for i in range(1000) : "$${\""])
+  b = join("", [for i in range(1000) : "\"}"])
+  t = "${join("", [for i in range(60) : local.a])}x${join("", [for i in range(60) : local.b])}"
+}
+output "o" { value = templatestring(local.t, {}) }`, "depth"),
+		answered(withFiles(tf("fileset with eight ** over a file 60 directories down",
+			`output "o" { value = fileset(".", "**/**/**/**/**/**/**/**/b") }`, ""), strings.Repeat("a/", 60)+"x", "1")),
+		answered(tf("a comment naming provider:: beside a 480 KB template",
+			"locals {\n  x = \""+strings.Repeat("a$${b}", 80000)+"\"\n}\n# provider::x::\n", "")),
+		tf("1,000 calls of unknown 2,000-character function names", "locals {\n"+unknownCalls.String()+"}\n", "There is no function named"),
 		cfn("YAML billion laughs", billionLaughs(), "alias"),
 		cfn("YAML merge-key bomb", mergeBomb(), "alias"),
 		cfn("recursive YAML alias", "a: &a [*a]\nResources:\n  R: {Type: Custom::X, Properties: {ServiceToken: 'http://127.0.0.1:1/', B: *a}}\n", "alias"),

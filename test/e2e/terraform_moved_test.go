@@ -138,3 +138,55 @@ moved {
 		t.Errorf("cairn points elsewhere than terraform (main.tf:3):\n%s\nterraform:\n%s", cr.all(), tr.all())
 	}
 }
+
+// TestTerraformMovedIntoOccupied: a move to an address the state already holds is not made;
+// terraform plan and cairn preview both warn ("Unresolved resource instance address changes",
+// "- time_static.a could not move to time_static.b") and plan to destroy the object left at a.
+func TestTerraformMovedIntoOccupied(t *testing.T) {
+	t.Parallel()
+	rc := providersRC(t, 6)
+	thingDir := filepath.Join(t.TempDir(), "things")
+	tfDir, cfg := filepath.Join(t.TempDir(), "tf"), filepath.Join(t.TempDir(), "cfg")
+	before := `resource "time_static" "a" {}
+resource "time_static" "b" {}
+`
+	after := `resource "time_static" "b" {}
+moved {
+  from = time_static.a
+  to   = time_static.b
+}
+`
+	writeConfig(t, tfDir, before)
+	writeConfig(t, cfg, before)
+	tf := newTFCLI(t, rc, tfDir, thingDir)
+	tf.run("init", "-input=false")
+	tf.run("apply", "-auto-approve", "-input=false")
+	c := newCairnCLI(t, rc, thingDir)
+	c.run("deploy", "-f", cfg, "--stack", "s")
+	writeConfig(t, tfDir, after)
+	writeConfig(t, cfg, after)
+	plan := tf.run("plan", "-input=false")
+	pr := c.try("preview", "-f", cfg, "--stack", "s")
+	if pr.err != nil {
+		t.Fatalf("cairn preview: %v\n%s", pr.err, pr.all())
+	}
+	pre := pr.all() // warnings go to stderr
+	for _, want := range []string{
+		"Unresolved resource instance address changes", // cairn prints diagnostics as "warning: summary: detail"
+		"- time_static.a could not move to time_static.b",
+		"# time_static.a will be destroyed",
+		"Plan: 0 to add, 0 to change, 1 to destroy.",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("terraform plan lacks %q (the test's expectation is wrong):\n%s", want, plan)
+		}
+		if !strings.Contains(pre, want) {
+			t.Errorf("cairn preview lacks %q, which terraform plan shows:\n%s", want, pre)
+		}
+	}
+	dep := c.run("deploy", "-f", cfg, "--stack", "s")
+	mustContain(t, "deploy", dep, "MOVE_SKIPPED")
+	if ids := resourceIDs(c.describe("s")); len(ids) != 1 || ids["time_static.b"] == "" {
+		t.Errorf("after the deploy the stack holds %v, want time_static.b alone", ids)
+	}
+}

@@ -315,6 +315,25 @@ type badInput struct {
 }
 
 var badInputs = map[string]badInput{
+	// Issue 12 item 8: outputs and locals are checked before anything is created, as terraform's
+	// plan does (cairn used to create the resources and end CREATE_FAILED).
+	"OutputUnknownFunction": {"An output calling a function that does not exist.", cairntestHeader + `resource "cairntest_thing" "ok" {
+  name = "ok"
+}
+output "o" { value = nosuchfn(cairntest_thing.ok.name) }
+`, "Call to unknown function"},
+	"LocalUndeclaredResource": {"A local referring to a resource that is not declared.", cairntestHeader + `resource "cairntest_thing" "ok" {
+  name = "ok"
+}
+locals { n = cairntest_thing.missing.name }
+output "o" { value = local.n }
+`, "Reference to undeclared resource"},
+	"OutputTypeError": {"An output whose value has the wrong type for a function, known before apply.", cairntestHeader + `resource "cairntest_thing" "ok" {
+  name = "ok"
+}
+locals { labels = ["a", cairntest_thing.ok.name, ["nested"]] }
+output "o" { value = join("-", local.labels) }
+`, "Invalid function argument"},
 	"UndeclaredVariable": {"A reference to a variable that is not declared.", cairntestHeader + `resource "cairntest_thing" "x" {
   name = "x"
   size = var.nope

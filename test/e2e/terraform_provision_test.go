@@ -247,3 +247,65 @@ func attrsOf(st api.Stack, addr string) api.Resource {
 	}
 	return api.Resource{}
 }
+
+// TestTerraformProvisionerSensitiveFailure: a local-exec command holding a sensitive value
+// fails both tools the same way (terraform's "local-exec provisioner error", the exit status,
+// the output suppressed line by line, the object tainted), and cairn keeps the value out of
+// the failure it stores and prints. terraform 1.11 repeats the command and its output in its
+// error; cairn's failure is stored where every reader of the stack sees it, so it says
+// '(sensitive value)' and suppresses the output (docs/templates-terraform.md, Provisioners).
+func TestTerraformProvisionerSensitiveFailure(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-e2e-secret"
+	root := t.TempDir()
+	rc := filepath.Join(root, "terraformrc")
+	if err := os.WriteFile(rc, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `
+variable "pw" {
+  sensitive = true
+  default   = "` + secret + `"
+}
+resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    command = "echo ${var.pw}; false"
+  }
+}
+`
+	tfDir, cDir := filepath.Join(root, "tf"), filepath.Join(root, "cairn")
+	writeConfig(t, tfDir, src)
+	writeConfig(t, cDir, src)
+	tf := newTFCLI(t, rc, tfDir, filepath.Join(root, "tf-things"))
+	c := newCairnCLI(t, rc, filepath.Join(root, "cairn-things"))
+	tf.run("init", "-input=false")
+	tr := tf.try("apply", "-auto-approve", "-input=false", "-no-color")
+	cr := c.try("deploy", "-f", cDir, "--stack", "secret")
+	if tr.err == nil || cr.err == nil {
+		t.Fatalf("a failing provisioner: terraform err %v, cairn err %v\n%s", tr.err, cr.err, cr.all())
+	}
+	for _, want := range []string{"local-exec provisioner error", "exit status 1", "(local-exec): (output suppressed due to sensitive value in config)"} {
+		if !strings.Contains(tr.all(), want) {
+			t.Errorf("terraform does not print %q:\n%s", want, tr.all())
+		}
+		if !strings.Contains(cr.all(), want) {
+			t.Errorf("cairn does not print %q:\n%s", want, cr.all())
+		}
+	}
+	if !strings.Contains(cr.all(), "Error running command '(sensitive value)': exit status 1. Output: (output suppressed due to sensitive value in config)") {
+		t.Errorf("cairn's failure:\n%s", cr.all())
+	}
+	if strings.Contains(tr.all(), secret) {
+		t.Logf("terraform 1.11 repeats the secret in its error (cairn does not)")
+	}
+	if !strings.Contains(tf.run("state", "show", "terraform_data.x"), "tainted") {
+		t.Error("terraform did not taint the object")
+	}
+	stored := cr.all() + c.run("describe", "--stack", "secret", "-o", "json") + c.run("events", "--stack", "secret")
+	if strings.Contains(stored, secret) {
+		t.Errorf("cairn shows the secret:\n%s", stored)
+	}
+	if r := attrsOf(c.describe("secret"), "terraform_data.x"); r.Status != "CREATE_FAILED" {
+		t.Errorf("cairn's object after the failure: %+v", r)
+	}
+}

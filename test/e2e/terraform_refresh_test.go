@@ -196,6 +196,76 @@ func TestTerraformRefreshDrift(t *testing.T) {
 	}
 }
 
+// sensitiveRefreshConfig names a thing from a sensitive variable: the provider's schema does not
+// make name sensitive, the configuration does.
+const sensitiveRefreshConfig = cairntestHeader + `variable "label" {
+  type      = string
+  sensitive = true
+  default   = "s3cret-label"
+}
+resource "cairntest_thing" "x" {
+  name = var.label
+  size = 3
+  tags = { label = var.label, plain = "p" }
+}
+`
+
+// TestTerraformRefreshKeepsSensitivity: a thing whose name comes from a sensitive variable is
+// read back after an edit behind both tools' backs. terraform keeps the name sensitive in its
+// state after `apply -refresh-only` (it re-marks what ReadResource returns with the prior
+// state's paths), and so does cairn refresh: the drift lines are the same, no output shows the
+// name, and the stack still masks it.
+func TestTerraformRefreshKeepsSensitivity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds provider binaries")
+	}
+	rc := providersRC(t, 6)
+	tfThings, cairnThings := filepath.Join(t.TempDir(), "tf-things"), filepath.Join(t.TempDir(), "cairn-things")
+	tfDir, cairnDir := filepath.Join(t.TempDir(), "tf"), filepath.Join(t.TempDir(), "cairn")
+	writeConfig(t, tfDir, sensitiveRefreshConfig)
+	writeConfig(t, cairnDir, sensitiveRefreshConfig)
+	tf := newTFCLI(t, rc, tfDir, tfThings)
+	c := newCairnCLI(t, rc, cairnThings)
+	tf.run("init")
+	tf.run("apply", "-auto-approve")
+	c.run("deploy", "-f", cairnDir, "--stack", "sens")
+	var tfID string
+	for _, r := range tf.show().Values.RootModule.Resources {
+		tfID = r.Values["id"].(string)
+	}
+	editThing(t, tfThings, tfID, map[string]any{"size": 9})
+	editThing(t, cairnThings, attrs(t, c.describe("sens"), "cairntest_thing.x")["id"].(string), map[string]any{"size": 9})
+
+	tfOut := tf.run("apply", "-refresh-only", "-auto-approve")
+	cOut := c.run("refresh", "--stack", "sens")
+	tfDrift, _ := driftLines(tfOut)
+	cDrift, _ := driftLines(cOut)
+	if !slices.Contains(tfDrift, "~ size = 3 -> 9") {
+		t.Fatalf("terraform apply -refresh-only shows no drift of size: %q (the test's premise)", tfDrift)
+	}
+	if fmt.Sprint(cDrift) != fmt.Sprint(tfDrift) {
+		t.Errorf("refresh-only drift:\ncairn refresh                 %q\nterraform apply -refresh-only %q", cDrift, tfDrift)
+	}
+	mustNotContain(t, "terraform apply -refresh-only", tfOut, "s3cret")
+	mustNotContain(t, "cairn refresh", cOut, "s3cret")
+	// terraform's state still lists name as sensitive after the refresh.
+	b, err := os.ReadFile(filepath.Join(tfDir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"sensitive_attributes": [`) || !strings.Contains(string(b), `"value": "name"`) {
+		t.Errorf("terraform's state after the refresh does not mark name sensitive (the test's premise):\n%s", b)
+	}
+	got := attrs(t, c.describe("sens"), "cairntest_thing.x")
+	tags, _ := got["tags"].(map[string]any)
+	if got["name"] != "(sensitive value)" || got["size"] != float64(9) || tags["label"] != "(sensitive value)" || tags["plain"] != "p" {
+		t.Errorf("x after cairn refresh: name %v, size %v, tags %v; want the name and tags.label masked and size 9", got["name"], got["size"], got["tags"])
+	}
+	if out := c.run("preview", "-f", cairnDir, "--stack", "sens", "--refresh"); strings.Contains(out, "s3cret") {
+		t.Errorf("cairn preview --refresh shows the sensitive name:\n%s", out)
+	}
+}
+
 const localFileConfig = `terraform {
   required_providers {
     local = { source = "hashicorp/local" }

@@ -293,6 +293,10 @@ func TestTerraformStatePushRefused(t *testing.T) {
 		"UnknownProvider": {`provider[\"registry.terraform.io/hashicorp/time\"]`, `provider[\"registry.terraform.io/hashicorp/nothere\"]`, "Provider configuration not present"},
 		"UnknownType":     {`"type": "time_offset"`, `"type": "time_nothere"`, "Invalid resource type"},
 		"OldVersion":      {`"version": 4`, `"version": 3`, "state file format version 3 is not supported"},
+		// terraform reads 0.5 as 0; cairn refuses what would silently become another instance.
+		"FractionalKey":     {`"index_key": 0,`, `"index_key": 0.5,`, "invalid instance key 0.5"},
+		"DuplicateInstance": {`"index_key": 1,`, `"index_key": 0,`, `time_static.c[0] appears twice`},
+		"InvalidName":       {`"name": "c",`, `"name": "c[0]",`, `invalid resource name "c[0]"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := strings.Replace(string(b), tc.from, tc.to, 1)

@@ -169,6 +169,14 @@ func (s *Store) ListEvents(ctx context.Context, stack string, after int64, limit
 	return out, nil
 }
 
+func (s *Store) LastEventSeq(ctx context.Context, stack string) (int64, error) {
+	var seq int64
+	if err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE stack = ?`, stack).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("cannot read events of stack %s: %w", stack, err)
+	}
+	return seq, nil
+}
+
 // Key reads the key and calls gen only when it is absent. Of callers racing to create it, the
 // first to commit wins and the others get its key.
 func (s *Store) Key(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error) {

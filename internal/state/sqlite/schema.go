@@ -157,4 +157,8 @@ CREATE INDEX stacks_by_tenant ON stacks (tenant, name);
 ALTER TABLE functions ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
 CREATE INDEX functions_by_tenant ON functions (tenant, name);
 `,
+	// 8: a Terraform-language stack's terraform lineage and serial, kept apart from its id.
+	`
+ALTER TABLE stacks ADD COLUMN tfstate BLOB;
+`,
 }

@@ -13,7 +13,7 @@ import (
 // stackSelect reads stacks with their running operation, found through
 // one_running_operation_per_stack.
 const stackSelect = `SELECT s.name, s.id, s.dialect, s.status, s.status_reason, s.description, s.parameters, s.outputs,
-	COALESCE(o.id, ''), s.created_at, s.updated_at, s.template, s.providers
+	COALESCE(o.id, ''), s.created_at, s.updated_at, s.template, s.providers, s.tfstate
 	FROM stacks s LEFT JOIN operations o ON o.stack = s.name AND o.status = 'running'`
 
 func scanStack(sc scanner) (state.Stack, error) {
@@ -21,7 +21,7 @@ func scanStack(sc scanner) (state.Stack, error) {
 	var key string
 	var c, u int64
 	err := sc.Scan(&key, &st.ID, &st.Dialect, &st.Status, &st.StatusReason, &st.Description, &st.Parameters,
-		&st.Outputs, &st.Operation, &c, &u, &st.Template, &st.Providers)
+		&st.Outputs, &st.Operation, &c, &u, &st.Template, &st.Providers, &st.TFState)
 	st.Tenant, st.Name = state.SplitStackKey(key)
 	st.CreatedAt, st.UpdatedAt = tm(c), tm(u)
 	return st, err
@@ -30,22 +30,31 @@ func scanStack(sc scanner) (state.Stack, error) {
 // PutStack inserts or replaces the stack's row. Stack.Operation is not stored: it is read
 // from the stack's running operation.
 func (s *Store) PutStack(ctx context.Context, st state.Stack) error {
-	key := state.StackKey(st.Tenant, st.Name)
-	_, err := s.w.ExecContext(ctx, `INSERT INTO stacks
-		(name, id, dialect, status, status_reason, description, parameters, outputs, created_at, updated_at, template, providers, tenant)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET id = excluded.id, dialect = excluded.dialect, status = excluded.status,
-		status_reason = excluded.status_reason, description = excluded.description, parameters = excluded.parameters,
-		outputs = excluded.outputs, created_at = excluded.created_at, updated_at = excluded.updated_at,
-		template = excluded.template, providers = excluded.providers`,
-		key, st.ID, st.Dialect, st.Status, st.StatusReason, st.Description,
-		s.seal(st.Parameters, "stacks", "parameters", key), s.seal(st.Outputs, "stacks", "outputs", key),
-		ms(st.CreatedAt), ms(st.UpdatedAt), s.seal(st.Template, "stacks", "template", key),
-		s.seal(st.Providers, "stacks", "providers", key), tenantOf(st.Tenant))
-	if err != nil {
+	if err := s.putStack(ctx, s.w, st); err != nil {
 		return fmt.Errorf("cannot put stack %s: %w", st.Name, err)
 	}
 	return nil
+}
+
+// execer is a database or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (s *Store) putStack(ctx context.Context, db execer, st state.Stack) error {
+	key := state.StackKey(st.Tenant, st.Name)
+	_, err := db.ExecContext(ctx, `INSERT INTO stacks
+		(name, id, dialect, status, status_reason, description, parameters, outputs, created_at, updated_at, template, providers, tenant, tfstate)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET id = excluded.id, dialect = excluded.dialect, status = excluded.status,
+		status_reason = excluded.status_reason, description = excluded.description, parameters = excluded.parameters,
+		outputs = excluded.outputs, created_at = excluded.created_at, updated_at = excluded.updated_at,
+		template = excluded.template, providers = excluded.providers, tfstate = excluded.tfstate`,
+		key, st.ID, st.Dialect, st.Status, st.StatusReason, st.Description,
+		s.seal(st.Parameters, "stacks", "parameters", key), s.seal(st.Outputs, "stacks", "outputs", key),
+		ms(st.CreatedAt), ms(st.UpdatedAt), s.seal(st.Template, "stacks", "template", key),
+		s.seal(st.Providers, "stacks", "providers", key), tenantOf(st.Tenant), st.TFState)
+	return err
 }
 
 func (s *Store) GetStack(ctx context.Context, name string) (state.Stack, error) {
@@ -155,8 +164,8 @@ func (s *Store) GetResource(ctx context.Context, stack, name string) (state.Reso
 }
 
 // Append writes e and its writes in one transaction. A Put with an empty Resource.Stack is
-// for e.Stack; a Put for another stack, or a Write with both or neither of Put and Delete,
-// fails the whole Append.
+// for e.Stack; a Put or a Stack for another stack, or a Write that sets not exactly one of
+// Put, Delete and Stack, fails the whole Append.
 func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...state.Write) (int64, error) {
 	var seq int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -187,6 +196,13 @@ func (s *Store) write(ctx context.Context, tx *sql.Tx, stack string, w state.Wri
 	switch r := w.Put; {
 	case r != nil && w.Delete != "":
 		return fmt.Errorf("cannot both put %s and delete %s", r.Name, w.Delete)
+	case w.Stack != nil && (r != nil || w.Delete != ""):
+		return errors.New("cannot write a stack row and a resource row in one write")
+	case w.Stack != nil:
+		if key := state.StackKey(w.Stack.Tenant, w.Stack.Name); key != stack {
+			return fmt.Errorf("cannot put stack %q with an entry of stack %q", key, stack)
+		}
+		return s.putStack(ctx, tx, *w.Stack)
 	case r != nil:
 		if r.Stack != "" && r.Stack != stack {
 			return fmt.Errorf("cannot put resource %s of stack %q with an entry of stack %q", r.Name, r.Stack, stack)

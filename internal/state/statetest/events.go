@@ -26,6 +26,11 @@ func testEvents(t *testing.T, s state.Store) {
 		all = append(all, e)
 	}
 	a1, b1, a2, a3, b2 := all[0], all[1], all[2], all[3], all[4]
+	for stk, want := range map[string]int64{"a": a3.Seq, "b": b2.Seq, "none": 0} {
+		if got, err := s.LastEventSeq(ctx, stk); err != nil || got != want {
+			t.Errorf("LastEventSeq(%s) = %d, %v; want %d", stk, got, err, want)
+		}
+	}
 	cases := map[string]struct {
 		stack        string
 		after, limit int

@@ -57,8 +57,8 @@ func testAppend(t *testing.T, s state.Store) {
 }
 
 // testAppendIsAtomic: an Append that fails writes neither its entry nor any of its writes. A
-// write is invalid when it has both or neither of Put and Delete, or when its Put names
-// another stack than the entry (an empty Resource.Stack means the entry's stack).
+// write is invalid when it sets not exactly one of Put, Delete and Stack, or when its Put or
+// Stack names another stack than the entry (an empty Resource.Stack means the entry's stack).
 func testAppendIsAtomic(t *testing.T, s state.Store) {
 	ctx := t.Context()
 	cases := map[string]struct {
@@ -77,8 +77,17 @@ func testAppendIsAtomic(t *testing.T, s state.Store) {
 			reason: "A Write with both Put and Delete is ambiguous.",
 			writes: []state.Write{{Put: ptr(resource("s", "Good"))}, {Put: ptr(resource("s", "Other")), Delete: "Keep"}},
 		},
+		"StackOfAnotherStack": {
+			reason: "A Stack must be the entry's stack; the valid Stack and Put before it must be undone.",
+			writes: []state.Write{{Stack: ptr(changed(stack("s")))}, {Put: ptr(resource("s", "Good"))}, {Stack: ptr(stack("elsewhere"))}},
+		},
+		"StackAndPut": {
+			reason: "A Write with both Stack and Put is ambiguous.",
+			writes: []state.Write{{Stack: ptr(changed(stack("s"))), Put: ptr(resource("s", "Good"))}},
+		},
 	}
 	keep := resource("s", "Keep")
+	must(t, "PutStack", s.PutStack(ctx, stack("s")))
 	_, err := s.Append(ctx, entry("setup", "s", "create/Keep", state.End), state.Write{Put: &keep})
 	must(t, "Append", err)
 	for name, tc := range cases {
@@ -96,7 +105,19 @@ func testAppendIsAtomic(t *testing.T, s state.Store) {
 			if diff := cmp.Diff([]state.Resource{keep}, got, opts); diff != "" {
 				t.Errorf("%s\nListResources after a failed Append: -want +got:\n%s", tc.reason, diff)
 			}
+			st, err := s.GetStack(ctx, "s")
+			must(t, "GetStack", err)
+			if diff := cmp.Diff(stack("s"), st, opts); diff != "" {
+				t.Errorf("%s\nGetStack after a failed Append: -want +got:\n%s", tc.reason, diff)
+			}
 		})
+	}
+	// A Stack write replaces the stack's row with the entry, as PutStack does.
+	next := changed(stack("s"))
+	_, err = s.Append(ctx, entry("op", "s", "push/state", state.End), state.Write{Put: ptr(resource("s", "New"))}, state.Write{Stack: &next})
+	must(t, "Append of a Stack", err)
+	if st, err := s.GetStack(ctx, "s"); err != nil || !cmp.Equal(next, st, opts) {
+		t.Errorf("GetStack after an Append with a Stack: %v, -want +got:\n%s", err, cmp.Diff(next, st, opts))
 	}
 	// An empty Resource.Stack is the entry's stack.
 	bare := resource("", "Bare")
@@ -147,4 +168,11 @@ func testListJournal(t *testing.T, s state.Store) {
 	if len(got) != 0 {
 		t.Errorf("ListJournal of an unknown operation: got %d entries, want none", len(got))
 	}
+}
+
+// changed is st with other contents.
+func changed(st state.Stack) state.Stack {
+	st.Status, st.StatusReason, st.Template, st.TFState = "IMPORT_COMPLETE", "", []byte(`{"new":true}`), []byte(`{"lineage":"l","serial":9}`)
+	st.UpdatedAt = st.UpdatedAt.Add(time.Hour)
+	return st
 }

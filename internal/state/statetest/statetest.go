@@ -86,7 +86,8 @@ func must(t *testing.T, call string, err error) {
 func stack(name string) state.Stack {
 	return state.Stack{Tenant: state.DefaultTenant, Name: name, ID: "arn:cairn:stack/" + name, Dialect: "cloudformation", Status: "CREATE_COMPLETE",
 		StatusReason: "ok", Description: "the " + name + " stack", Parameters: []byte(`{"Size":"1"}`),
-		Outputs: []byte(`[{"OutputKey":"Url"}]`), Template: []byte(`{"template":"x"}`), Providers: []byte(`{"provider.x":{"v":"1.0.0"}}`), CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}
+		Outputs: []byte(`[{"OutputKey":"Url"}]`), Template: []byte(`{"template":"x"}`), Providers: []byte(`{"provider.x":{"v":"1.0.0"}}`),
+		TFState: []byte(`{"lineage":"l"}`), CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}
 }
 
 func resource(stack, name string) state.Resource {

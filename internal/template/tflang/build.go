@@ -23,12 +23,13 @@ import (
 // build binds variables, expands count and for_each (of resources and module calls), and
 // produces the stack: the resources of every module instance, with terraform's addresses.
 func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
-	st := &template.Stack{Dialect: template.Terraform, Functions: m.ld.providerFunctions()}
+	st := &template.Stack{Dialect: template.Terraform}
 	ds := m.bindVariables(opts, st)
 	if ds.HasErrors() {
 		return nil, ds
 	}
 	mods := m.expandAll()
+	st.Functions = m.ld.providerFunctions() // every module is loaded by now
 	ds = append(ds, m.ld.diags...)
 	m.ld.diags = nil
 	checked := map[*config]bool{}

@@ -163,6 +163,7 @@ type loader struct {
 	diags       hcl.Diagnostics // from expansions made on demand while evaluating
 	over        bool            // a budget stopped the expansion: expand nothing more
 	funcs       *providerFuncs  // made by providerFunctions
+	parsed      []parsedFile    // the .tf files loaded, for providerFunctions
 }
 
 func newLoader(ctx context.Context, files map[string][]byte, root string) *loader {
@@ -231,6 +232,9 @@ func (ld *loader) load(dir string) (*config, hcl.Diagnostics) {
 		hd = append(hd, ds...)
 		if f == nil {
 			continue
+		}
+		if body, ok := f.Body.(*hclsyntax.Body); ok {
+			ld.parsed = append(ld.parsed, parsedFile{name, body})
 		}
 		content, ds := f.Body.Content(rootSchema)
 		hd = append(hd, ds...)
@@ -491,33 +495,5 @@ func ModuleCalls(files map[string][]byte, dir string) []ModuleCall {
 		out = append(out, ModuleCall{Name: n, Source: call.src, Version: call.version, Versions: call.versions, SourceRange: call.sourceRng})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// ModuleDirs lists the local module directories a configuration calls, directly or through
-// other local modules, as paths relative to its root directory ("modules/net", "../shared"),
-// sorted. read returns the files of one such directory keyed by their path relative to the
-// root ("../shared/main.tf"); it is called with "." for the root.
-func ModuleDirs(read func(dir string) map[string][]byte) []string {
-	seen := map[string]bool{}
-	var walk func(rel string)
-	walk = func(rel string) {
-		for _, c := range ModuleCalls(read(rel), rel) {
-			if c.Source.Kind != tfmodule.Local {
-				continue
-			}
-			sub := path.Join(rel, c.Source.Local)
-			if !seen[sub] {
-				seen[sub] = true
-				walk(sub)
-			}
-		}
-	}
-	walk(".")
-	out := make([]string, 0, len(seen))
-	for d := range seen {
-		out = append(out, d)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -111,7 +112,7 @@ func (m *module) checkStatic() hcl.Diagnostics {
 	}
 	for _, c := range xs {
 		if !badRefs[c.unit] {
-			ds = append(ds, checkCalls(c.x)...)
+			ds = append(ds, checkCalls(c.x, true)...)
 		}
 	}
 	return ds
@@ -226,9 +227,10 @@ func (m *module) checkRef(t hcl.Traversal) hcl.Diagnostics {
 	return nil
 }
 
-// checkCalls reports calls in x to functions terraform does not have and calls with a number
-// of arguments the function does not take, as hcl would report them when evaluating.
-func checkCalls(x hcl.Expression) hcl.Diagnostics {
+// checkCalls reports calls in x to functions terraform does not have and, with arity, calls
+// with a number of arguments the function does not take, as hcl would report them when
+// evaluating.
+func checkCalls(x hcl.Expression, arity bool) hcl.Diagnostics {
 	node, ok := x.(hclsyntax.Node)
 	if !ok {
 		return nil // JSON: its templates are parsed when evaluated
@@ -259,7 +261,9 @@ func checkCalls(x hcl.Expression) hcl.Diagnostics {
 			ds = append(ds, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Call to unknown function", Detail: detail, Subject: &rng})
 			return nil
 		}
-		ds = append(ds, checkArity(call, f)...)
+		if arity {
+			ds = append(ds, checkArity(call, f)...)
+		}
 		return nil
 	})
 	return ds
@@ -305,9 +309,16 @@ var functionNames = sync.OnceValue(func() []string {
 	return out
 })
 
-// nameSuggestion is the function name close to given, as hcl suggests one; "" if none.
+// nameSuggestion is the function name close to given, as hcl suggests one; "" if none. The
+// distance of two names is at least the difference of their lengths: names whose lengths
+// differ by 3 or more are not compared (a long name is compared with none, instead of costing
+// its length times every name's).
 func nameSuggestion(given string) string {
+	n := utf8.RuneCountInString(given)
 	for _, s := range functionNames() {
+		if d := n - len(s); d >= 3 || d <= -3 {
+			continue
+		}
 		if levenshtein.Distance(given, s, nil) < 3 {
 			return s
 		}

@@ -13,15 +13,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
-	"github.com/bmatcuk/doublestar"
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
@@ -38,6 +35,8 @@ type sentFiles struct {
 	files map[string][]byte
 	root  string // the root module's directory among the keys of files
 	abs   string // the root module's absolute directory where it was read; "" when unknown
+	// meter is the meter of the evaluation calling the functions (see meterNow)
+	meter func() *budget.Meter
 }
 
 // key is the key of files that path p names, false when p cannot name a file that was sent.
@@ -56,6 +55,25 @@ func (c sentFiles) key(p string) (string, bool) {
 		p = filepath.ToSlash(rel)
 	}
 	return path.Join(cleanDir(c.root), p), true
+}
+
+// fromRoot is path p relative to the root module's directory, cleaned; false when p cannot
+// name a directory of the sent files.
+func (c sentFiles) fromRoot(p string) (string, bool) {
+	if strings.HasPrefix(p, "~") {
+		return "", false
+	}
+	if path.IsAbs(p) || filepath.IsAbs(p) {
+		if c.abs == "" {
+			return "", false
+		}
+		rel, err := filepath.Rel(c.abs, p)
+		if err != nil {
+			return "", false
+		}
+		p = filepath.ToSlash(rel)
+	}
+	return path.Clean(p), true
 }
 
 // read is the content of the file at p.
@@ -171,8 +189,13 @@ func (c sentFiles) fileExistsFunc() function.Function {
 	})
 }
 
+// maxPathBytes is the longest path a file system has (Linux's PATH_MAX): longer keys of the
+// files name nothing fileset could find.
+const maxPathBytes = 4096
+
 // fileSetFunc is fileset(path, pattern): the files under path matching the glob pattern
-// (doublestar's, as terraform's), relative to path.
+// (doublestar v1's, as terraform's; see glob.go), relative to path. The pattern is compiled
+// once and each file's path matched in linear time.
 func (c sentFiles) fileSetFunc() function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{pathParam, {Name: "pattern", Type: cty.String, AllowMarked: true, AllowUnknown: true}},
@@ -183,24 +206,47 @@ func (c sentFiles) fileSetFunc() function.Function {
 			if !p.IsKnown() || !pat.IsKnown() {
 				return cty.UnknownVal(retType).WithMarks(pmarks, patmarks), nil
 			}
-			base, ok := c.key(p.AsString())
+			// terraform globs path.Join(path, pattern) from its working directory (the root
+			// module's) and gives each match relative to path: rel and wanted are those, in
+			// the root module's terms; the files are matched in the keys' terms
+			rel, ok := c.fromRoot(p.AsString())
 			if !ok {
 				return cty.SetValEmpty(cty.String).WithMarks(pmarks, patmarks), nil
 			}
-			full := path.Join(base, pat.AsString())
-			if _, err := doublestar.Match(full, full); err != nil {
-				return cty.UnknownVal(retType), fmt.Errorf("failed to glob pattern %s: %w", shown(full, cty.NewValueMarks(pmarks, patmarks)), err)
+			wanted := path.Join(rel, pat.AsString())
+			full := path.Join(cleanDir(c.root), wanted)
+			re, err := globRegexp(full)
+			if err != nil {
+				return cty.UnknownVal(retType), fmt.Errorf("failed to glob pattern %s: %w", shown(path.Join(p.AsString(), pat.AsString()), cty.NewValueMarks(pmarks, patmarks)), err)
 			}
+			// Glob walks down from the directory the pattern's literal components name (lit),
+			// never up through "..": a key starting with more ".." lies outside its walk; a
+			// match is that directory as written joined with the rest of the file's path
+			lit := literalPrefix(wanted)
+			litKey := path.Join(cleanDir(c.root), lit)
+			up := leadingParents(full)
+			b := c.meterNow().Budget()
 			var names []string
+			seen := 0
 			for name := range c.files {
-				if ok, _ := doublestar.Match(full, name); !ok {
+				if seen++; seen%256 == 0 {
+					if err := b.Err(); err != nil { // the request's time, or its client gone
+						return cty.UnknownVal(retType), err
+					}
+				}
+				if len(name) > maxPathBytes || path.Clean(name) != name || leadingParents(name) > up || !re.MatchString(name) {
 					continue
 				}
-				rel := strings.TrimPrefix(name, base+"/")
-				if base == "." {
-					rel = name
+				inLit, err := filepath.Rel(litKey, name)
+				if err != nil {
+					continue
 				}
-				names = append(names, rel)
+				match := path.Join(lit, filepath.ToSlash(inLit))
+				out, err := filepath.Rel(rel, match)
+				if err != nil {
+					return cty.UnknownVal(retType), fmt.Errorf("failed to trim path of match %s: %w", shown(match, cty.NewValueMarks(pmarks, patmarks)), err)
+				}
+				names = append(names, filepath.ToSlash(out))
 			}
 			if len(names) == 0 {
 				return cty.SetValEmpty(cty.String).WithMarks(pmarks, patmarks), nil
@@ -234,99 +280,6 @@ func (c sentFiles) absPathFunc() function.Function {
 			return cty.StringVal(filepath.ToSlash(filepath.Clean(p))), nil
 		},
 	})
-}
-
-// templateFileFunc is templatefile(path, vars): the file rendered as a template with vars
-// and the functions of table, except templatefile and templatestring themselves (a file
-// must not include itself), as terraform.
-func (c sentFiles) templateFileFunc(table func() map[string]function.Function) function.Function {
-	load := func(p string, marks cty.ValueMarks) (hclsyntax.Expression, error) {
-		src, ok := c.read(p)
-		if !ok {
-			return nil, function.NewArgError(0, notFound(p, marks))
-		}
-		if !utf8.Valid(src) {
-			return nil, fmt.Errorf("contents of %s are not valid UTF-8", shown(p, marks))
-		}
-		expr, ds := hclsyntax.ParseTemplate(src, p, hcl.InitialPos)
-		if ds.HasErrors() {
-			return nil, ds
-		}
-		rewrite(expr, nil) // its for expressions and interpolations are metered as the configuration's
-		return expr, nil
-	}
-	inner := sync.OnceValue(func() map[string]function.Function { return withoutTemplates(table()) })
-	render := func(expr hclsyntax.Expression, vars cty.Value) (cty.Value, error) {
-		if ty := vars.Type(); !ty.IsMapType() && !ty.IsObjectType() {
-			return cty.DynamicVal, function.NewArgErrorf(1, "invalid vars value: must be a map")
-		}
-		ctx := &hcl.EvalContext{Variables: vars.AsValueMap()}
-		for n := range ctx.Variables {
-			if !hclsyntax.ValidIdentifier(n) {
-				return cty.DynamicVal, function.NewArgErrorf(1, "invalid template variable name %q: must start with a letter, followed by zero or more letters, digits, and underscores", n)
-			}
-		}
-		for _, t := range expr.Variables() {
-			if _, ok := ctx.Variables[t.RootName()]; !ok {
-				return cty.DynamicVal, function.NewArgErrorf(1, "vars map does not contain key %q, referenced at %s", t.RootName(), t[0].SourceRange())
-			}
-		}
-		ctx.Functions = inner()
-		v, ds := expr.Value(ctx)
-		if err := limitErr(ds); err != nil {
-			return cty.DynamicVal, err // the limit's own diagnostic, not one inside another
-		}
-		if ds.HasErrors() {
-			return cty.DynamicVal, ds
-		}
-		return v, nil
-	}
-	return function.New(&function.Spec{
-		Params: []function.Parameter{pathParam, {Name: "vars", Type: cty.DynamicPseudoType, AllowMarked: true, AllowUnknown: true}},
-		Type: func(args []cty.Value) (cty.Type, error) {
-			if !args[0].IsKnown() || !args[1].IsKnown() {
-				return cty.DynamicPseudoType, nil
-			}
-			// a template of one interpolation may be of any type: rendering tells
-			p, marks := args[0].Unmark()
-			expr, err := load(p.AsString(), marks)
-			if err != nil {
-				return cty.DynamicPseudoType, err
-			}
-			vars, _ := args[1].UnmarkDeep()
-			v, err := render(expr, vars)
-			return v.Type(), err
-		},
-		Impl: func(args []cty.Value, retType cty.Type) (cty.Value, error) {
-			p, pmarks := args[0].Unmark()
-			vars, vmarks := args[1].UnmarkDeep()
-			if !p.IsKnown() || !vars.IsKnown() {
-				return cty.UnknownVal(retType).WithMarks(pmarks, vmarks), nil
-			}
-			expr, err := load(p.AsString(), pmarks)
-			if err != nil {
-				return cty.DynamicVal, err
-			}
-			v, err := render(expr, vars)
-			return v.WithMarks(pmarks, vmarks), err
-		},
-	})
-}
-
-// withoutTemplates is fns with the template functions refusing to be called.
-func withoutTemplates(fns map[string]function.Function) map[string]function.Function {
-	out := make(map[string]function.Function, len(fns))
-	for name, f := range fns {
-		plain := strings.TrimPrefix(name, "core::")
-		if plain == "templatefile" || plain == "templatestring" {
-			f = function.New(&function.Spec{Params: f.Params(), VarParam: f.VarParam(),
-				Type: func([]cty.Value) (cty.Type, error) {
-					return cty.NilType, fmt.Errorf("cannot recursively call %s from inside another template function", plain)
-				}})
-		}
-		out[name] = f
-	}
-	return out
 }
 
 // hashes are the file hashing functions by name.

@@ -1,13 +1,12 @@
 package tflang
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/terraform-linters/tflint/terraform/collections"
 	"github.com/terraform-linters/tflint/terraform/lang"
-	"github.com/terraform-linters/tflint/terraform/lang/funcs"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 
@@ -36,16 +35,14 @@ type tableEnv struct {
 	// planTime is plantimestamp(): when the request (a preview's or a deploy's plan) began;
 	// zero, the time of the call.
 	planTime time.Time
+	// meter is the meter of the evaluation using the table; nil, a fresh one per call.
+	meter func() *budget.Meter
 }
 
-// functions are terraform's built-in functions, the filesystem ones reading the
+// buildFunctions is terraform's built-in functions, the filesystem ones reading the
 // configuration's files (keys relative to the directory it was read from; root is the root
 // module's directory among them, terraform's working directory). FUNCTIONS.md lists them.
 // The evaluator uses them wrapped with the budget (see funcTable).
-func functions(files map[string][]byte, root string) map[string]function.Function {
-	return buildFunctions(tableEnv{files: sentFiles{files: files, root: root}})
-}
-
 func buildFunctions(env tableEnv) map[string]function.Function {
 	base := terraformTable()
 	out := make(map[string]function.Function, len(base))
@@ -57,14 +54,12 @@ func buildFunctions(env tableEnv) map[string]function.Function {
 		self = func() map[string]function.Function { return out }
 	}
 	c := env.files
+	c.meter = env.meter
 	own := map[string]function.Function{
 		"file": c.fileFunc(false), "filebase64": c.fileFunc(true), "fileexists": c.fileExistsFunc(),
-		"fileset": c.fileSetFunc(), "abspath": c.absPathFunc(), "templatefile": c.templateFileFunc(self),
-		// terraform's templatestring, rendering with this table (whose filesystem functions
-		// it refuses, as terraform) instead of tflint's own
-		"templatestring": funcs.MakeTemplateStringFunc(func() (map[string]function.Function, collections.Set[string], collections.Set[string]) {
-			return self(), fsFunctions, templateFunctions
-		}),
+		"fileset": c.fileSetFunc(), "abspath": c.absPathFunc(), "pathexpand": pathExpandFunc,
+		// templates render with this table, parsed through the guard (templates.go)
+		"templatefile": c.templateFileFunc(self), "templatestring": c.templateStringFunc(self),
 		"plantimestamp": planTimestampFunc(env.planTime),
 		"sensitive":     sensitiveFunc, "nonsensitive": nonsensitiveFunc, "issensitive": issensitiveFunc,
 	}
@@ -83,11 +78,26 @@ func buildFunctions(env tableEnv) map[string]function.Function {
 	return out
 }
 
-var (
-	fsFunctions = collections.NewSetCmp("file", "fileexists", "fileset", "filebase64", "filebase64sha256",
-		"filebase64sha512", "filemd5", "filesha1", "filesha256", "filesha512", "templatefile")
-	templateFunctions = collections.NewSetCmp("templatefile", "templatestring")
-)
+// pathExpandFunc is pathexpand: terraform replaces a leading "~" with the home directory of
+// the user running it. A cairn server's home is not its user's, and the client's is not
+// known here: a path starting with "~" or "~/" is refused with a message saying so, rather
+// than expanded to a directory of the server; "~user" is refused as terraform refuses it;
+// any other path is returned as it is, as terraform returns it.
+var pathExpandFunc = function.New(&function.Spec{
+	Params:       []function.Parameter{{Name: "path", Type: cty.String}},
+	Type:         function.StaticReturnType(cty.String),
+	RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder { return b.NotNull() },
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		p := args[0].AsString()
+		switch {
+		case !strings.HasPrefix(p, "~"):
+			return args[0], nil
+		case len(p) > 1 && p[1] != '/' && p[1] != '\\':
+			return cty.UnknownVal(cty.String), errors.New("cannot expand user-specific home dir")
+		}
+		return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "cannot expand %q on a cairn server: \"~\" is the home directory of whoever runs terraform, which a shared server does not know; write the path relative to the configuration (path.module) instead", p)
+	},
+})
 
 // planTimestampFunc is plantimestamp: the time the plan began, which tflint leaves unknown
 // (a linter has no plan).

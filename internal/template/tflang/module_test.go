@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -14,11 +15,12 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/tfmodule"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
 // moduleFixture reads testdata/modules/<root> as a client sends it: every file below the
-// root by relative path, plus the directories outside it that ModuleDirs names.
+// root by relative path, plus the directories outside it its local module calls name.
 func moduleFixture(t *testing.T, root string) map[string][]byte {
 	t.Helper()
 	base := filepath.Join("testdata", "modules", filepath.FromSlash(root))
@@ -42,7 +44,7 @@ func moduleFixture(t *testing.T, root string) map[string][]byte {
 		}
 	}
 	readTree(".")
-	for _, d := range ModuleDirs(func(rel string) map[string][]byte {
+	for _, d := range localModuleDirs(func(rel string) map[string][]byte {
 		if strings.HasPrefix(rel, "..") {
 			readTree(rel)
 		}
@@ -213,7 +215,7 @@ func TestModuleProviders(t *testing.T) {
 func TestModuleOutsideRoot(t *testing.T) {
 	fs := moduleFixture(t, "outside/root")
 	if _, ok := fs["../shared/main.tf.json"]; !ok {
-		t.Fatalf("files = %v, want ../shared/main.tf.json collected through ModuleDirs", fs)
+		t.Fatalf("files = %v, want ../shared/main.tf.json collected through its module call", fs)
 	}
 	st := moduleParse(t, fs)
 	if len(st.Resources) != 1 || st.Resources[0].Name != "module.shared.time_static.s[0]" {
@@ -221,10 +223,34 @@ func TestModuleOutsideRoot(t *testing.T) {
 	}
 }
 
-func TestModuleDirs(t *testing.T) {
-	got := ModuleDirs(func(string) map[string][]byte { return moduleFixture(t, "basic") })
+// localModuleDirs lists the local module directories a configuration calls, directly or
+// through other local modules, relative to its root, sorted, from ModuleCalls as the CLI's
+// module installer finds them. read returns the files of one such directory keyed by their
+// path relative to the root; it is called with "." for the root.
+func localModuleDirs(read func(dir string) map[string][]byte) []string {
+	seen := map[string]bool{}
+	var walk func(rel string)
+	walk = func(rel string) {
+		for _, c := range ModuleCalls(read(rel), rel) {
+			if sub := path.Join(rel, c.Source.Local); c.Source.Kind == tfmodule.Local && !seen[sub] {
+				seen[sub] = true
+				walk(sub)
+			}
+		}
+	}
+	walk(".")
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestModuleCallsLocalDirs(t *testing.T) {
+	got := localModuleDirs(func(string) map[string][]byte { return moduleFixture(t, "basic") })
 	if diff := cmp.Diff([]string{"modules/inner", "modules/net", "modules/outer"}, got); diff != "" {
-		t.Errorf("ModuleDirs: -want +got:\n%s", diff)
+		t.Errorf("local module directories: -want +got:\n%s", diff)
 	}
 }
 

@@ -1,8 +1,8 @@
 package tflang
 
 import (
+	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -22,31 +22,21 @@ import (
 // providerFuncs is the loader's name for the stack's provider functions.
 type providerFuncs = template.ProviderFunctions
 
-var providerCall = regexp.MustCompile(`provider::([A-Za-z0-9_-]+)::`)
-
-// providerFunctions is the stack's provider functions, made on first use: the providers
-// whose functions the configuration calls, and every call.
+// providerFunctions is the stack's provider functions: the providers whose functions the
+// configuration's modules call, and every call, found in the files the loader parsed (and
+// checked) already, in the order of their names. Call it once every module is loaded.
 func (ld *loader) providerFunctions() *template.ProviderFunctions {
 	if ld.funcs != nil {
 		return ld.funcs
 	}
 	ld.funcs = &template.ProviderFunctions{}
+	sort.SliceStable(ld.parsed, func(i, j int) bool { return ld.parsed[i].name < ld.parsed[j].name })
 	seen := map[string]bool{}
-	names := make([]string, 0, len(ld.files))
-	for name := range ld.files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		src := ld.files[name]
-		if !strings.HasSuffix(name, ".tf") || !providerCall.Match(src) {
+	for _, f := range ld.parsed {
+		if !bytes.Contains(ld.files[f.name], []byte("provider::")) {
 			continue // .tf.json calls are in strings: evaluated, never listed
 		}
-		f, ds := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
-		if ds.HasErrors() {
-			continue
-		}
-		hclsyntax.VisitAll(f.Body.(*hclsyntax.Body), func(n hclsyntax.Node) hcl.Diagnostics {
+		hclsyntax.VisitAll(f.body, func(n hclsyntax.Node) hcl.Diagnostics {
 			call, ok := n.(*hclsyntax.FunctionCallExpr)
 			if !ok || !strings.HasPrefix(call.Name, "provider::") {
 				return nil
@@ -61,6 +51,12 @@ func (ld *loader) providerFunctions() *template.ProviderFunctions {
 	}
 	sort.Strings(ld.funcs.Names)
 	return ld.funcs
+}
+
+// parsedFile is a .tf file the loader parsed, for providerFunctions.
+type parsedFile struct {
+	name string
+	body *hclsyntax.Body
 }
 
 // withProviderFunctions adds the provider functions, when there are any, to a function table.

@@ -242,7 +242,7 @@ func (p *tablePool) get(m *budget.Meter, planning bool) *funcTable {
 		meter := func() *budget.Meter { return t.meter }
 		t.fns = wrapFunctions(buildFunctions(tableEnv{files: p.files,
 			self:     func() map[string]function.Function { return t.fns },
-			planning: func() bool { return t.planning }, planTime: p.planTime}), meter)
+			planning: func() bool { return t.planning }, planTime: p.planTime, meter: meter}), meter)
 		t.fns[meterFunc] = meterFunction(meter)
 	}
 	t.meter, t.planning = m, planning

@@ -1,0 +1,196 @@
+package tflang
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// globTree is a configuration directory "cfg" with hidden files, names with glob
+// characters, a non-ASCII name and a file beside it, for fileset.
+var globTree = []string{
+	"cfg/main.tf", "cfg/b", "cfg/top.txt", "cfg/.dot", "cfg/ab", "cfg/abb", "cfg/a{b", "cfg/a]b",
+	"cfg/a/x.txt", "cfg/a/b/c/b", "cfg/a/b/c/d.txt", "cfg/.hid/z", "cfg/.hid/x/y.txt",
+	"cfg/sub/b", "cfg/sub/é.txt", "cfg/sub/x.tf", "outside.txt",
+}
+
+// globCases are fileset patterns from a directory (relative to "cfg") and terraform 1.11's
+// answer, "ERR" for an error.
+var globCases = []struct{ dir, pattern, want string }{
+	{".", `**`, `[".dot",".hid/x/y.txt",".hid/z","a/b/c/b","a/b/c/d.txt","a/x.txt","a]b","ab","abb","a{b","b","main.tf","sub/b","sub/x.tf","sub/é.txt","top.txt"]`},
+	{".", `**/b`, `["a/b/c/b","b","sub/b"]`},
+	{".", `**/**/b`, `["a/b/c/b","sub/b"]`},
+	{".", `**/**/**/b`, `["a/b/c/b","sub/b"]`},
+	{".", `*/**/b`, `["a/b/c/b","sub/b"]`},
+	{".", `**/**`, `[".dot",".hid/x/y.txt",".hid/z","a/b/c/b","a/b/c/d.txt","a/x.txt","a]b","ab","abb","a{b","b","main.tf","sub/b","sub/x.tf","sub/é.txt","top.txt"]`},
+	{".", `*`, `[".dot","a]b","ab","abb","a{b","b","main.tf","top.txt"]`},
+	{".", `.*`, `[".dot"]`},
+	{".", `a/*`, `["a/x.txt"]`},
+	{".", `a/**`, `["a/b/c/b","a/b/c/d.txt","a/x.txt"]`},
+	{".", `**/*.txt`, `[".hid/x/y.txt","a/b/c/d.txt","a/x.txt","sub/é.txt","top.txt"]`},
+	{".", `**/*.{txt,tf}`, `[".hid/x/y.txt","a/b/c/d.txt","a/x.txt","main.tf","sub/x.tf","sub/é.txt","top.txt"]`},
+	{".", `{a,sub}/**`, `["a/b/c/b","a/b/c/d.txt","a/x.txt","sub/b","sub/x.tf","sub/é.txt"]`},
+	{".", `{*,x}*/b`, `["sub/b"]`},
+	{".", `{a/b,sub}/**`, `"ERR"`},
+	{".", `a*`, `["a]b","ab","abb","a{b"]`},
+	{".", `a?b`, `["a]b","abb","a{b"]`},
+	{".", `[a-b]*`, `["a]b","ab","abb","a{b","b"]`},
+	{".", `[^a]*`, `[".dot","b","main.tf","top.txt"]`},
+	{".", `a[!b]*`, `["ab","abb"]`},
+	{".", `a[\]]b`, `["a]b"]`},
+	{".", `a{,b}`, `["ab"]`},
+	{".", `a*{,b}`, `["a]b","ab","abb","a{b"]`},
+	{".", `ab*{,b}`, `["abb"]`},
+	{".", `a\{b`, `["a{b"]`},
+	{".", `a{b`, `"ERR"`},
+	{".", `[`, `"ERR"`},
+	{".", `*/b`, `["sub/b"]`},
+	{".", `.hid/**`, `[".hid/x/y.txt",".hid/z"]`},
+	{".", `**/.*`, `[".dot"]`},
+	{".", `[z-a]*`, `[]`},
+	{".", `../*.txt`, `["../outside.txt"]`},
+	{".", `../cfg/a/*`, `["../cfg/a/x.txt"]`},
+	{".", `sub/?.txt`, `["sub/é.txt"]`},
+	{".", `**/c/*`, `["a/b/c/b","a/b/c/d.txt"]`},
+	{".", `a/**/d.txt`, `["a/b/c/d.txt"]`},
+	{".", `{b,top.txt}`, `["b","top.txt"]`},
+	{".", ``, `[]`},
+	{".", `a/../b`, `["b"]`},
+	{".", `*/../top.txt`, `["top.txt"]`},
+	{".", `*/*/*/*`, `["a/b/c/b","a/b/c/d.txt"]`},
+	{"sub", `*`, `["b","x.tf","é.txt"]`},
+	{"sub", `../*.txt`, `["../top.txt"]`},
+	{"./sub/", `**`, `["b","x.tf","é.txt"]`},
+	{"..", `cfg/a/*`, `["cfg/a/x.txt"]`},
+	{"..", `*.txt`, `["outside.txt"]`},
+	{"a/b", `**`, `["c/b","c/d.txt"]`},
+	{"sub/..", `*.tf`, `["main.tf"]`},
+	{"nope", `*`, `[]`},
+}
+
+func globExprs() []string {
+	exprs := make([]string, len(globCases))
+	for i, c := range globCases {
+		lit := strconv.Quote(c.pattern)
+		lit = strings.ReplaceAll(strings.ReplaceAll(lit, "${", "$${"), "%{", "%%{")
+		exprs[i] = `try(fileset(` + strconv.Quote(c.dir) + `, ` + lit + `), "ERR")`
+	}
+	return exprs
+}
+
+// TestFilesetGlobs: fileset's matches are terraform's (doublestar v1's Glob), compared with
+// the answers written here and with terraform console on the same tree.
+func TestFilesetGlobs(t *testing.T) {
+	exprs := globExprs()
+	src := ""
+	for i, x := range exprs {
+		src += "output \"o" + strconv.Itoa(i) + "\" {\n  value = jsonencode(" + x + ")\n}\n"
+	}
+	fs := map[string][]byte{}
+	for _, name := range globTree {
+		fs[name] = []byte("x")
+	}
+	fs["cfg/main.tf"] = []byte(src)
+	st := mustParse(t, fs, Options{Dir: "cfg"})
+	got := make([]string, len(exprs))
+	for _, o := range st.Outputs {
+		i, _ := strconv.Atoi(strings.TrimPrefix(o.Name, "o"))
+		got[i] = eval(t, o.Value, scope{}).AsString()
+	}
+	for i, c := range globCases {
+		if got[i] != c.want {
+			t.Errorf("fileset(%q, %q) = %s, want %s", c.dir, c.pattern, got[i], c.want)
+		}
+	}
+	tf := globConsole(t, exprs)
+	for i, c := range globCases {
+		if got[i] != tf[i] {
+			t.Errorf("fileset(%q, %q) = %s in cairn, %s in terraform", c.dir, c.pattern, got[i], tf[i])
+		}
+	}
+}
+
+// globConsole evaluates exprs with terraform console in cfg of globTree, without the files
+// console itself writes (its state and lock), or skips when there is no terraform.
+func globConsole(t *testing.T, exprs []string) []string {
+	t.Helper()
+	bin, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Skip("terraform CLI not found on PATH")
+	}
+	dir := t.TempDir()
+	for _, name := range globTree {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		text := "x"
+		if strings.HasSuffix(name, ".tf") {
+			text = "" // a configuration for console
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts := make([]string, len(exprs))
+	for i, x := range exprs {
+		parts[i] = "jsonencode(" + x + ")"
+	}
+	cmd := exec.Command(bin, "console")
+	cmd.Dir = filepath.Join(dir, "cfg")
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=/dev/null", "CHECKPOINT_DISABLE=1")
+	cmd.Stdin = strings.NewReader("jsonencode([" + strings.Join(parts, ", ") + "])\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("terraform console: %v\n%s%s", err, out, stderr.String())
+	}
+	x, ds := hclsyntax.ParseExpression(bytes.TrimSpace(out), "console", hcl.InitialPos)
+	if ds.HasErrors() {
+		t.Fatalf("console output %q: %v", out, ds)
+	}
+	v, ds := x.Value(nil)
+	if ds.HasErrors() || v.Type() != cty.String {
+		t.Fatalf("console output %q: %v", out, ds)
+	}
+	var lines []string
+	if err := json.Unmarshal([]byte(v.AsString()), &lines); err != nil || len(lines) != len(exprs) {
+		t.Fatalf("console output %q: %v", out, err)
+	}
+	for i, l := range lines {
+		var names []string
+		if json.Unmarshal([]byte(l), &names) != nil {
+			continue // "ERR"
+		}
+		kept := []string{}
+		for _, n := range names {
+			if !strings.HasPrefix(n, "terraform.tfstate") && !strings.HasPrefix(n, ".terraform.tfstate") {
+				kept = append(kept, n)
+			}
+		}
+		b, _ := json.Marshal(kept)
+		lines[i] = string(b)
+	}
+	return lines
+}
+
+// TestGlobRegexpBounded: a pattern of many alternatives is refused rather than expanded
+// without end.
+func TestGlobRegexpBounded(t *testing.T) {
+	if _, err := globRegexp(strings.Repeat("{a,b,*}", 40)); err == nil {
+		t.Error("40 groups of alternatives compiled, want them refused")
+	}
+	if _, err := globRegexp(strings.Repeat("*a", 5000)); err == nil {
+		t.Error("5,000 stars compiled, want them refused")
+	}
+}
