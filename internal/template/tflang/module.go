@@ -150,8 +150,12 @@ func (m *config) addBlock(b *hcl.Block) hcl.Diagnostics {
 }
 
 func (m *config) addTerraform(b *hcl.Block) hcl.Diagnostics {
-	content, _, ds := b.Body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "required_providers"}}})
+	content, _, ds := b.Body.PartialContent(terraformSchema)
+	ds = append(ds, m.checkCore(content)...) // version.go
 	for _, rp := range content.Blocks {
+		if rp.Type != "required_providers" {
+			continue
+		}
 		attrs, d := rp.Body.JustAttributes()
 		ds = append(ds, d...)
 		names := make([]string, 0, len(attrs))
