@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/budget"
@@ -124,4 +125,40 @@ func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *pro
 		return state.Resource{}, err
 	}
 	return row, r.event(ctx, res.Name, row.ID, res.Type, "IMPORT_COMPLETE", "")
+}
+
+// oneStepResume is how a server ends an operation of kind, found running after it was killed,
+// whose whole effect is one journalled step written in one transaction with its rows (a state
+// push, a cairn import): there is nothing to run again, only to record how it ended. Nil for
+// the kinds that resume by running (deploy, delete, refresh).
+func oneStepResume(kind string) func(*Engine, context.Context, state.Operation) error {
+	switch kind {
+	case kindPush:
+		return (*Engine).resumePush // statepush.go
+	case kindImport:
+		return (*Engine).resumeImport
+	}
+	return nil
+}
+
+// resumeImport ends a cairn import whose server was killed: the object was adopted (its
+// import step ended, the row written with it) or not at all.
+func (e *Engine) resumeImport(ctx context.Context, op state.Operation) error {
+	entries, err := e.store.ListJournal(ctx, op.ID)
+	if err != nil {
+		return fmt.Errorf("cannot read journal of operation %s: %w", op.ID, err)
+	}
+	status, reason := state.Failed, "The server stopped before the import adopted the object: nothing was imported. Run cairn import again."
+	for _, je := range entries {
+		if strings.HasPrefix(je.Step, "import/") && je.Phase == state.End {
+			if status, reason = state.Succeeded, ""; je.Failed {
+				status, reason = state.Failed, "The import failed: "+strings.TrimPrefix(je.Step, "import/")+" was not adopted."
+			}
+		}
+	}
+	if err := e.store.FinishOperation(ctx, op.ID, status, reason, e.now()); err != nil {
+		return fmt.Errorf("cannot finish operation %s: %w", op.ID, err)
+	}
+	e.wake()
+	return nil
 }

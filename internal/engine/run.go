@@ -99,8 +99,8 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 		delete(e.cancels, op.ID)
 		e.mu.Unlock()
 	}()
-	if op.Kind == kindPush { // statepush.go: adopted in one transaction or not at all, nothing to run again
-		if err := e.resumePush(context.WithoutCancel(ctx), op); err != nil && e.runCtx.Err() == nil {
+	if resume := oneStepResume(op.Kind); resume != nil { // adopted in one transaction or not at all: nothing to run again
+		if err := resume(e, context.WithoutCancel(ctx), op); err != nil && e.runCtx.Err() == nil {
 			_ = e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now())
 			e.wake()
 		}
