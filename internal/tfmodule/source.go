@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	getter "github.com/hashicorp/go-getter"
+	getter "github.com/hashicorp/go-getter/v2"
 	tfaddr "github.com/hashicorp/terraform-registry-address"
 )
 
@@ -72,11 +72,6 @@ func IsLocal(raw string) bool {
 // written without "./".
 var ErrMaybeRelative = errors.New("no supported module source type")
 
-// detectors are the go-getter shorthands terraform expands ("github.com/o/r" becomes
-// "git::https://github.com/o/r.git"), in terraform's order.
-var detectors = []getter.Detector{new(getter.GitHubDetector), new(getter.GitDetector), new(getter.BitBucketDetector),
-	new(getter.GCSDetector), new(getter.S3Detector)}
-
 // ParseSource reads a module call's source. With a version argument the source must be a
 // registry address, as in terraform.
 func ParseSource(raw string, hasVersion bool) (Source, error) {
@@ -109,7 +104,7 @@ func parseRemote(raw string) (Source, error) {
 	if strings.HasPrefix(sub, "../") || sub == ".." {
 		return Source{}, fmt.Errorf("subdirectory path %q leads outside of the module package", sub)
 	}
-	norm, err := getter.Detect(pkg, "", detectors)
+	norm, err := detect(pkg)
 	if err != nil || norm == "" {
 		if !filepath.IsAbs(pkg) {
 			return Source{}, fmt.Errorf("%w for %s", ErrMaybeRelative, raw)

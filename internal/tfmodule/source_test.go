@@ -28,6 +28,15 @@ func TestParseSource(t *testing.T) {
 		"Archive":            {raw: "https://example.com/m.tar.gz", kind: Remote, want: "https://example.com/m.tar.gz"},
 		"AbsolutePath":       {raw: "/srv/modules/x", kind: Remote, want: "file:///srv/modules/x"},
 		"RegistryWithSubdir": {raw: "hashicorp/consul/aws//modules/consul-cluster", version: true, kind: Registry, want: "registry.terraform.io/hashicorp/consul/aws//modules/consul-cluster", subdir: "modules/consul-cluster"},
+		// S3 and GCS packages are named as terraform names them, though cairn does not fetch them.
+		"S3Forced":           {raw: "s3::https://s3.amazonaws.com/bucket/m.zip", kind: Remote, want: "s3::https://s3.amazonaws.com/bucket/m.zip"},
+		"S3VirtualHost":      {raw: "bucket.s3.eu-west-1.amazonaws.com/dir/m.zip//sub", kind: Remote, want: "s3::https://s3.eu-west-1.amazonaws.com/bucket/dir/m.zip//sub", subdir: "sub"},
+		"S3PathStyle":        {raw: "s3-eu-west-1.amazonaws.com/bucket/m.zip", kind: Remote, want: "s3::https://s3-eu-west-1.amazonaws.com/bucket/m.zip"},
+		"S3LegacyHost":       {raw: "bucket.s3.amazonaws.com/m.zip", kind: Remote, want: "s3::https://s3.amazonaws.com/bucket/m.zip"},
+		"GCSForced":          {raw: "gcs::https://www.googleapis.com/storage/v1/bucket/m.zip", kind: Remote, want: "gcs::https://www.googleapis.com/storage/v1/bucket/m.zip"},
+		"GCSBare":            {raw: "www.googleapis.com/storage/v1/bucket/dir/m.zip", kind: Remote, want: "gcs::https://www.googleapis.com/storage/v1/bucket/dir/m.zip"},
+		"GitForcedShorthand": {raw: "git::github.com/org/repo", kind: Remote, want: "git::https://github.com/org/repo.git"},
+		"GitHubSubdir":       {raw: "github.com/org/repo/modules/x", kind: Remote, want: "git::https://github.com/org/repo.git//modules/x", subdir: "modules/x"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -51,6 +60,32 @@ func TestParseSourceErrors(t *testing.T) {
 	}
 	if _, err := ParseSource("git::https://example.com/r.git//../x", false); err == nil {
 		t.Errorf("a subdirectory leaving the package parsed")
+	}
+}
+
+func TestCloudStorage(t *testing.T) {
+	cases := map[string]string{
+		"s3::https://s3.amazonaws.com/b/m.zip":               "S3",
+		"bucket.s3.amazonaws.com/m.zip":                      "S3",
+		"gcs::https://www.googleapis.com/storage/v1/b/m.zip": "GCS",
+		"www.googleapis.com/storage/v1/b/m.zip":              "GCS",
+		"https://bucket.s3.amazonaws.com/m.zip":              "", // plain https: fetched as an archive
+		"https://storage.googleapis.com/bucket/m.zip":        "",
+		"git::https://example.com/r.git":                     "",
+		"github.com/org/repo":                                "",
+		"cloudposse/label/null":                              "",
+	}
+	for raw, want := range cases {
+		s, err := ParseSource(raw, false)
+		if err != nil {
+			t.Fatalf("ParseSource(%q): %v", raw, err)
+		}
+		if got := s.CloudStorage(); got != want {
+			t.Errorf("CloudStorage of %q (%q) = %q, want %q", raw, s, got, want)
+		}
+	}
+	if _, err := ParseSource("a.b.c.d.e.amazonaws.com/m.zip", false); err == nil {
+		t.Errorf("an S3 host of six labels parsed")
 	}
 }
 
@@ -81,4 +116,18 @@ func mustRegistry(t *testing.T, raw string) Source {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestBitBucketWithoutNetwork: a BitBucket shorthand becomes a git source as terraform names
+// it, without the API request go-getter's detector makes (the server parses sources too).
+func TestBitBucketWithoutNetwork(t *testing.T) {
+	for raw, want := range map[string]string{
+		"bitbucket.org/hashicorp/tf-test-git":           "git::https://bitbucket.org/hashicorp/tf-test-git.git",
+		"bitbucket.org/hashicorp/tf-test-git.git?ref=v1": "git::https://bitbucket.org/hashicorp/tf-test-git.git?ref=v1",
+	} {
+		got, err := detect(raw)
+		if err != nil || got != want {
+			t.Errorf("detect(%q) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
 }

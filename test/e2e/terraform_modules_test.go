@@ -379,6 +379,35 @@ func TestTerraformModuleSourceErrors(t *testing.T) {
 	}
 }
 
+// TestTerraformModuleCloudStorageRefused: cairn does not link the S3 and GCS SDKs, so an
+// s3::/gcs:: source, or a bare S3 or GCS URL, is an error at the source that says what to
+// use instead. (terraform would try to fetch them, which needs cloud credentials.)
+func TestTerraformModuleCloudStorageRefused(t *testing.T) {
+	t.Parallel()
+	rc := providersRC(t, 6)
+	cases := map[string]struct{ source, store string }{
+		"S3Forced":  {"s3::https://s3.amazonaws.com/bucket/m.zip", "S3"},
+		"S3Bare":    {"bucket.s3.eu-west-1.amazonaws.com/m.zip", "S3"},
+		"GCSForced": {"gcs::https://www.googleapis.com/storage/v1/bucket/m.zip", "GCS"},
+		"GCSBare":   {"www.googleapis.com/storage/v1/bucket/m.zip", "GCS"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			store := tc.store
+			dir := t.TempDir()
+			writeConfig(t, dir, "module \"m\" {\n  source = \""+tc.source+"\"\n}\n")
+			c := newCairnCLI(t, rc, t.TempDir())
+			for _, cmd := range []string{"init", "validate"} {
+				r := c.try(cmd, "-f", dir)
+				want := "main.tf:2:12: Unsupported module source"
+				if r.err == nil || !strings.Contains(r.all(), want) || !strings.Contains(r.all(), "cairn does not fetch "+store+" module sources") {
+					t.Errorf("cairn %s = %v\n%s\nwant %q saying cairn does not fetch %s module sources", cmd, r.err, r.all(), want, store)
+				}
+			}
+		})
+	}
+}
+
 // TestCairnInitModules: cairn init installs ahead of time, keeps what still matches, installs
 // again what a changed constraint no longer allows, and --upgrade downloads everything again.
 func TestCairnInitModules(t *testing.T) {

@@ -1,8 +1,8 @@
 // Package install installs the modules a Terraform configuration calls, on the client, as
 // `terraform init` does: registry modules through the module registry protocol (Registry),
-// git, archive and other remote packages through hashicorp/go-getter, each into
-// .terraform/modules/<key>, recorded in .terraform/modules/modules.json. What is installed and
-// still matches its call's source and version is used again without the network.
+// git, archive and other remote packages through hashicorp/go-getter (S3 and GCS are refused),
+// each into .terraform/modules/<key>, recorded in .terraform/modules/modules.json. What is
+// installed and still matches its call's source and version is used again without the network.
 package install
 
 import (
@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	getter "github.com/hashicorp/go-getter"
+	getter "github.com/hashicorp/go-getter/v2"
 	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/hcl/v2"
 
@@ -253,6 +253,11 @@ func exactlyRequested(cs version.Constraints, v *version.Version) bool {
 // fetch downloads src's package into .terraform/modules/<key> and returns the module's
 // directory relative to the root: the package's subdirectory, globs expanded.
 func (in *installer) fetch(ctx context.Context, key string, call tflang.ModuleCall, src tfmodule.Source) (string, bool) {
+	if store := src.CloudStorage(); store != "" {
+		in.fail(call, "Unsupported module source", fmt.Sprintf("Module %q (%s:%d) comes from %s (%q): %s.",
+			call.Name, call.SourceRange.Filename, call.SourceRange.Start.Line, store, src.Addr, cloudStorageDetail(store)))
+		return "", false
+	}
 	instRel := path.Join(tfmodule.ModulesDir, key)
 	inst := filepath.Join(in.o.Dir, filepath.FromSlash(instRel))
 	if err := os.RemoveAll(inst); err != nil {
@@ -265,9 +270,7 @@ func (in *installer) fetch(ctx context.Context, key string, call tflang.ModuleCa
 	}
 	if err != nil {
 		_ = os.RemoveAll(inst)
-		client := &getter.Client{Ctx: ctx, Src: src.Addr, Dst: inst, Pwd: inst, Mode: getter.ClientModeDir,
-			Detectors: []getter.Detector{}} // ParseSource has expanded every shorthand
-		err = client.Get()
+		_, err = newClient().Get(ctx, &getter.Request{Src: src.Addr, Dst: inst, Pwd: inst, GetMode: getter.ModeDir})
 	}
 	if err != nil {
 		in.fail(call, "Failed to download module", fmt.Sprintf("Could not download module %q (%s:%d) source code from %q: %s.",
