@@ -122,7 +122,7 @@ func mustRegistry(t *testing.T, raw string) Source {
 // it, without the API request go-getter's detector makes (the server parses sources too).
 func TestBitBucketWithoutNetwork(t *testing.T) {
 	for raw, want := range map[string]string{
-		"bitbucket.org/hashicorp/tf-test-git":           "git::https://bitbucket.org/hashicorp/tf-test-git.git",
+		"bitbucket.org/hashicorp/tf-test-git":            "git::https://bitbucket.org/hashicorp/tf-test-git.git",
 		"bitbucket.org/hashicorp/tf-test-git.git?ref=v1": "git::https://bitbucket.org/hashicorp/tf-test-git.git?ref=v1",
 	} {
 		got, err := detect(raw)
