@@ -181,7 +181,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.local = &localFunctions{log: a.log}
 	plugins.private = privateProviders{reg: reg, fns: a.fns, local: a.local, urlClient: urlFunctionClient(policy)}
 	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID,
-		Limits: cfg.Limits, RunCode: tenantCode(cfg), ClientDirs: cfg.InProcess})
+		Limits: cfg.Limits, RunCode: tenantCode(cfg), ClientDirs: cfg.InProcess, RunsDir: filepath.Join(cfg.Dir, "runs")})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the engine: %w", err)
 	}

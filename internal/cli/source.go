@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -44,6 +45,97 @@ const lockFileName = ".terraform.lock.hcl"
 // maxFileSize bounds each file sent from a configuration directory: templates and the files
 // they read are small; anything bigger is left out (file() on it then fails clearly).
 const maxFileSize = 4 << 20
+
+// What the CLI sends of a configuration and its modules is bounded: the server refuses a
+// request body over 10 MiB (server.MaxBodyBytes), and a module call such as "../../../.."
+// would otherwise walk the whole disk before that.
+const (
+	maxSendFiles = 10000
+	maxSendBytes = 10 << 20
+)
+
+// errTooMuch stops a walk that went over maxSendFiles or maxSendBytes.
+var errTooMuch = errors.New("too many files to send")
+
+// outgoing is the files a request will send, by slash-separated name, and their size.
+type outgoing struct {
+	files map[string]string
+	bytes int64
+}
+
+// add adds a file, errTooMuch when that goes over a limit.
+func (o *outgoing) add(name, text string) error {
+	if old, ok := o.files[name]; ok {
+		o.bytes -= int64(len(old))
+	}
+	o.files[name] = text
+	o.bytes += int64(len(text))
+	if len(o.files) > maxSendFiles || o.bytes > maxSendBytes {
+		return errTooMuch
+	}
+	return nil
+}
+
+// tooMuch is the error for a configuration over the limits, naming the directories that
+// weigh most: each module directory outside it ("../data", ".terraform/modules/vpc") and
+// each of its own top-level directories.
+func (o *outgoing) tooMuch(dir string) error {
+	type weight struct {
+		dir          string
+		files, bytes int64
+	}
+	byDir := map[string]*weight{}
+	for name, text := range o.files {
+		g := sendGroup(name)
+		w := byDir[g]
+		if w == nil {
+			w = &weight{dir: g}
+			byDir[g] = w
+		}
+		w.files++
+		w.bytes += int64(len(text))
+	}
+	var ws []*weight
+	for _, w := range byDir {
+		ws = append(ws, w)
+	}
+	sort.Slice(ws, func(i, j int) bool {
+		if ws[i].bytes != ws[j].bytes {
+			return ws[i].bytes > ws[j].bytes
+		}
+		if ws[i].files != ws[j].files {
+			return ws[i].files > ws[j].files
+		}
+		return ws[i].dir < ws[j].dir
+	})
+	var names []string
+	for _, w := range ws[:min(len(ws), 3)] {
+		names = append(names, fmt.Sprintf("%s (%.1f MiB, %d files)", w.dir, float64(w.bytes)/(1<<20), w.files))
+	}
+	over := fmt.Sprintf("more than %d MiB", maxSendBytes>>20)
+	if len(o.files) > maxSendFiles {
+		over = fmt.Sprintf("more than %d files", maxSendFiles)
+	}
+	return fmt.Errorf("the configuration in %s and the modules it calls come to %s, more than cairn sends to the server "+
+		"(files over 4 MiB, hidden directories of modules outside it, .git, .terraform and node_modules are left out already); "+
+		"the biggest directories: %s", dir, over, strings.Join(names, ", "))
+}
+
+// sendGroup is the directory a sent file is counted under in tooMuch.
+func sendGroup(name string) string {
+	parts := strings.Split(name, "/")
+	n := 0
+	for n < len(parts)-1 && parts[n] == ".." {
+		n++
+	}
+	if n+3 < len(parts) && parts[n] == ".terraform" && parts[n+1] == "modules" {
+		n += 2
+	}
+	if n == len(parts)-1 {
+		return path.Join(append([]string{"."}, parts[:n]...)...)
+	}
+	return strings.Join(parts[:n+1], "/")
+}
 
 // source is a template read from disk, ready for a request.
 type source struct {
@@ -97,17 +189,22 @@ func hasTerraformFiles(dir string) bool {
 // module's examples/complete calling "../../") and remote ones, which installModules puts
 // in .terraform/modules first, as terraform init does.
 func (r *runner) readDir(dir string, s *sourceFlags, params map[string]string) (source, error) {
-	files := map[string]string{}
-	if err := collectFiles(files, dir, ".", ""); err != nil {
+	out := &outgoing{files: map[string]string{}}
+	if err := collectFiles(out, dir, ".", ""); errors.Is(err, errTooMuch) {
+		return source{}, out.tooMuch(dir)
+	} else if err != nil {
 		return source{}, fmt.Errorf("cannot read the configuration in %s: %w", dir, err)
 	}
 	res, err := r.installModules(context.Background(), dir, s.upgrade)
 	if err != nil {
 		return source{}, err
 	}
-	if err := collectModules(files, dir, res.Dirs); err != nil {
+	if err := collectModules(out, dir, res.Dirs); errors.Is(err, errTooMuch) {
+		return source{}, out.tooMuch(dir)
+	} else if err != nil {
 		return source{}, err
 	}
+	files := out.files
 	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(tfmodule.ManifestPath))); err == nil {
 		files[tfmodule.ManifestPath] = string(b)
 	}
@@ -133,10 +230,13 @@ func (r *runner) readDir(dir string, s *sourceFlags, params map[string]string) (
 	return source{req: req, dir: dir}, nil
 }
 
-// collectFiles adds the files below root to files, keyed by base joined with their path
+// collectFiles adds the files below root to out, keyed by base joined with their path
 // relative to root, leaving out the directory skip (absolute; "" for none): the root module,
-// when root is a directory above it.
-func collectFiles(files map[string]string, root, base, skip string) error {
+// when root is a directory above it. Below a directory outside the configuration (base
+// "../…"), hidden directories are left out too: the user's .aws, .ssh or .kube may be
+// there, and no module is expected to read them.
+func collectFiles(out *outgoing, root, base, skip string) error {
+	outside := base == ".." || strings.HasPrefix(base, "../")
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real // go-getter installs a file:// package as a symbolic link
 	}
@@ -146,7 +246,7 @@ func collectFiles(files map[string]string, root, base, skip string) error {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if p != root && skippedDir(name) {
+			if p != root && (skippedDir(name) || outside && strings.HasPrefix(name, ".")) {
 				return filepath.SkipDir
 			}
 			if skip != "" && p != root {
@@ -170,8 +270,7 @@ func collectFiles(files map[string]string, root, base, skip string) error {
 		if err != nil {
 			return err
 		}
-		files[path.Join(base, filepath.ToSlash(rel))] = string(b)
-		return nil
+		return out.add(path.Join(base, filepath.ToSlash(rel)), string(b))
 	})
 }
 
@@ -180,7 +279,7 @@ func collectFiles(files map[string]string, root, base, skip string) error {
 // directory above dir is sent without dir itself, which is sent already under its own
 // names. A module directory that does not exist is left for the server to report, with the
 // position of its source.
-func collectModules(files map[string]string, dir string, dirs []string) error {
+func collectModules(out *outgoing, dir string, dirs []string) error {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("cannot read the configuration in %s: %w", dir, err)
@@ -196,7 +295,9 @@ func collectModules(files map[string]string, dir string, dirs []string) error {
 		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 			continue
 		}
-		if err := collectFiles(files, root, rel, absDir); err != nil {
+		if err := collectFiles(out, root, rel, absDir); errors.Is(err, errTooMuch) {
+			return err
+		} else if err != nil {
 			return fmt.Errorf("cannot read module directory %s: %w", root, err)
 		}
 		sent = append(sent, rel)

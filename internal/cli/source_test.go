@@ -45,11 +45,12 @@ func TestCollectModulesParent(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(repo, "examples", "complete")
-	files := map[string]string{}
-	if err := collectFiles(files, dir, ".", ""); err != nil {
+	out := &outgoing{files: map[string]string{}}
+	if err := collectFiles(out, dir, ".", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := collectModules(files, dir, []string{"../..", "../../modules/sub"}); err != nil {
+	files := out.files
+	if err := collectModules(out, dir, []string{"../..", "../../modules/sub"}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -90,10 +91,11 @@ func TestCollectFilesHidden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	files := map[string]string{}
-	if err := collectFiles(files, dir, ".", ""); err != nil {
+	sent := &outgoing{files: map[string]string{}}
+	if err := collectFiles(sent, dir, ".", ""); err != nil {
 		t.Fatal(err)
 	}
+	files := sent.files
 	var got []string
 	for name := range files {
 		got = append(got, name)

@@ -37,7 +37,7 @@ func (e *Engine) markCleanStop(ctx context.Context, op state.Operation) {
 
 func (e *Engine) mark(ctx context.Context, op state.Operation, m resumeMark) error {
 	detail, _ := json.Marshal(m)
-	_, err := e.store.Append(ctx, state.JournalEntry{Operation: op.ID, Stack: op.Stack, Step: resumeStep,
+	_, err := e.store.Append(ctx, state.JournalEntry{Operation: op.ID, Stack: op.Stack, Fence: e.o.Owner, Step: resumeStep,
 		Phase: resumeStep, Detail: detail, At: e.now()})
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -59,6 +60,12 @@ type Options struct {
 	// directory. False: each run gets a directory of its own holding the configuration's
 	// files (a path a client sends may exist here by coincidence and be unrelated).
 	ClientDirs bool
+	// RunsDir holds the runs' own directories (those not the client's, see ClientDirs), each
+	// process's in a directory of its own: give it a private directory beside the state
+	// database, so that the files a client sent (its *.tfvars) are neither readable by other
+	// users nor left in /tmp by a crash. New makes it (mode 0700) and removes what processes of
+	// this host that are gone left there. Empty: the system's temporary directory.
+	RunsDir string
 }
 
 // ValidationError carries the diagnostics that stopped a request.
@@ -120,6 +127,34 @@ func (e *Engine) Cancel(ctx context.Context, stack string) (api.Operation, error
 	return e.Operation(ctx, id)
 }
 
+// errLeaseLost ends an operation whose lease another engine took over: that engine ends it.
+var errLeaseLost = errors.New("another server took the operation over")
+
+// track registers the operation id, which a request runs itself (a cairn import, a state
+// push) rather than goRun, as running here, before it starts: Cancel then cancels the
+// returned context instead of resuming the operation as a dead server's, Wait waits for it,
+// Resume leaves it alone, and its lease is renewed while it lasts (a lost lease cancels the
+// context with errLeaseLost). untrack ends all that once the operation is finished.
+func (e *Engine) track(ctx context.Context, id string) (_ context.Context, untrack func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	renew, stopRenew := context.WithCancel(ctx)
+	done := make(chan struct{})
+	e.mu.Lock()
+	e.running[id], e.cancels[id] = done, cancel
+	e.mu.Unlock()
+	go e.renewLease(renew, func() { cancel(errLeaseLost) }, id)
+	return ctx, func() {
+		stopRenew()
+		e.mu.Lock()
+		delete(e.running, id)
+		delete(e.cancels, id)
+		delete(e.pending, id)
+		e.mu.Unlock()
+		cancel(nil)
+		close(done)
+	}
+}
+
 // errShutdown ends a run whose engine is shutting down; the operation stays running in the
 // store and is resumed later.
 var errShutdown = errors.New("engine is shutting down")
@@ -168,6 +203,11 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.RunsDir != "" {
+		if err := prepareRunsDir(o.RunsDir); err != nil {
+			return nil, err
+		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Engine{o: o, store: o.Store, reg: o.Providers, runCtx: ctx, stop: stop,
@@ -243,6 +283,9 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	go func() { e.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		if e.o.RunsDir != "" {
+			_ = os.Remove(processRunsDir(e.o.RunsDir)) // empty once every run has ended
+		}
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("cannot stop every operation in time: %w", ctx.Err())

@@ -66,16 +66,21 @@ func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest
 	now := e.now()
 	op := state.Operation{ID: newID(), Stack: key, Kind: kindImport, Status: state.Running, Owner: e.o.Owner,
 		LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
+	run, untrack := e.track(ctx, op.ID) // before it starts: a Cancel must find it running here
+	defer untrack()
 	if err := e.store.StartOperation(ctx, op); err != nil {
 		return api.Resource{}, err
 	}
-	row, err := e.importResource(ctx, st, ps, prior, op, res, req.ID)
+	row, err := e.importResource(run, st, ps, prior, op, res, req.ID)
 	status, reason := state.Succeeded, ""
 	if err != nil {
+		err = opError(run, err)
 		status, reason = state.Failed, err.Error()
 	}
-	if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, status, reason, e.now()); ferr != nil && err == nil {
-		err = ferr
+	if !errors.Is(err, errLeaseLost) { // else the engine that took the operation over ends it
+		if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, status, reason, e.now()); ferr != nil && err == nil {
+			err = ferr
+		}
 	}
 	e.wake()
 	if err != nil {
@@ -115,6 +120,10 @@ func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *pro
 	if err == nil && ds.HasErrors() {
 		err = &ValidationError{Diagnostics: locate(ds, res, res.Name)}
 	}
+	if err == nil && ctx.Err() != nil {
+		// Cancelled (or taken over) while the provider read the object: nothing is adopted.
+		err = context.Cause(ctx)
+	}
 	if err != nil {
 		if jerr := r.end(ctx, key, token, true, detail{Kind: "import"}); jerr != nil {
 			return state.Resource{}, jerr
@@ -125,6 +134,19 @@ func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *pro
 		return state.Resource{}, err
 	}
 	return row, r.event(ctx, res.Name, row.ID, res.Type, "IMPORT_COMPLETE", "")
+}
+
+// opError is the error that ended an import or a push run under ctx (see Engine.track):
+// the user's cancellation or the lost lease when either stopped it, whatever the provider or
+// the store said about its cancelled call; err otherwise.
+func opError(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, errCancelled) || errors.Is(cause, errLeaseLost) {
+		return cause
+	}
+	if errors.Is(err, state.ErrFenced) {
+		return fmt.Errorf("%w: %w", errLeaseLost, err)
+	}
+	return err
 }
 
 // oneStepResume is how a server ends an operation of kind, found running after it was killed,

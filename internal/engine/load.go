@@ -62,7 +62,7 @@ func (e *Engine) parse(ctx context.Context, stackName, stackID string, src sourc
 				"no Terraform configuration files (.tf or .tf.json) in the template directory")}
 		}
 		return tflang.Parse(ctx, files, tflang.Options{Vars: src.params, VarFiles: src.varFiles, Env: src.env, Validate: validate,
-			AbsDir: src.workDir})
+			AbsDir: src.workDir, ClientHome: e.o.ClientDirs})
 	}
 	text := []byte(src.text)
 	d, ok := cfn.Detect(text)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,4 +33,51 @@ func ownerAlive(owner string) bool {
 	// Signal 0 checks existence. EPERM means it exists under another user; a recycled pid
 	// looks alive too, and only costs waiting out the lease.
 	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// processRunsDir is the directory of this process's runs under runs: HOST-PID, so that a
+// process starting later can tell that its owner is gone.
+func processRunsDir(runs string) string {
+	host, _ := os.Hostname()
+	host = strings.NewReplacer("/", "_", string(os.PathSeparator), "_").Replace(host)
+	return filepath.Join(runs, fmt.Sprintf("%s-%d", host, os.Getpid()))
+}
+
+// prepareRunsDir makes runs private and removes the run directories of this host's processes
+// that no longer exist (killed in the middle of a run); those of live processes (another
+// server, a CLI's in-process one over the same state) are left alone.
+func prepareRunsDir(runs string) error {
+	if err := os.MkdirAll(runs, 0o700); err != nil {
+		return fmt.Errorf("cannot create the runs' directory: %w", err)
+	}
+	if err := os.Chmod(runs, 0o700); err != nil {
+		return fmt.Errorf("cannot make the runs' directory private: %w", err)
+	}
+	entries, err := os.ReadDir(runs)
+	if err != nil {
+		return fmt.Errorf("cannot read the runs' directory: %w", err)
+	}
+	for _, de := range entries {
+		i := strings.LastIndexByte(de.Name(), '-')
+		if i <= 0 || !de.IsDir() {
+			continue
+		}
+		if !ownerAlive(de.Name()[:i] + ":" + de.Name()[i+1:] + ":runs") {
+			_ = os.RemoveAll(filepath.Join(runs, de.Name()))
+		}
+	}
+	return nil
+}
+
+// makeRunDir makes a run's own directory under this process's directory in runs, or in the
+// system's temporary directory when runs is empty.
+func makeRunDir(runs string) (string, error) {
+	if runs == "" {
+		return os.MkdirTemp("", "cairn-run-")
+	}
+	parent := processRunsDir(runs)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(parent, "run-")
 }

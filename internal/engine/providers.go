@@ -300,7 +300,7 @@ func (ps *providerSet) workDir() (string, error) {
 
 func (ps *providerSet) workDirLocked() (string, error) {
 	if ps.dir == nil { // a set without a configuration: an empty directory
-		ps.dir = &runDir{}
+		ps.dir = &runDir{parent: ps.e.o.RunsDir}
 	}
 	return ps.dir.path()
 }
@@ -316,6 +316,7 @@ func (ps *providerSet) workDirLocked() (string, error) {
 type runDir struct {
 	client string            // the client's directory, used as it is; "" to make one
 	files  map[string]string // written into a made directory
+	parent string            // Options.RunsDir: a made directory goes under it ("": the system's temporary directory)
 
 	once  sync.Once
 	dir   string
@@ -325,7 +326,7 @@ type runDir struct {
 
 // runDir picks the directory of a run for the configuration of src.
 func (e *Engine) runDir(ctx context.Context, src source) *runDir {
-	d := &runDir{files: src.files}
+	d := &runDir{files: src.files, parent: e.o.RunsDir}
 	wd := filepath.FromSlash(src.workDir)
 	if !e.o.ClientDirs || !filepath.IsAbs(wd) || !e.mayRunCode(ctx) {
 		return d
@@ -343,7 +344,7 @@ func (d *runDir) path() (string, error) {
 			d.dir = d.client
 			return
 		}
-		if d.dir, d.err = os.MkdirTemp("", "cairn-run-"); d.err != nil {
+		if d.dir, d.err = makeRunDir(d.parent); d.err != nil {
 			return
 		}
 		d.owned = true

@@ -280,7 +280,7 @@ func (r *run) begin(ctx context.Context, key string) (token string, resumed bool
 		}
 	}
 	r.mu.Unlock()
-	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Step: key, Phase: state.Begin, Token: newID(), At: r.e.now()}
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Fence: r.e.o.Owner, Step: key, Phase: state.Begin, Token: newID(), At: r.e.now()}
 	if je.Seq, err = r.e.store.Append(ctx, je); err != nil {
 		return "", false, fmt.Errorf("cannot journal %s: %w", key, err)
 	}
@@ -296,7 +296,7 @@ func (r *run) end(ctx context.Context, key, token string, failed bool, d detail,
 	if err != nil {
 		return fmt.Errorf("cannot encode journal detail: %w", err)
 	}
-	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Step: key, Phase: state.End, Token: token,
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Fence: r.e.o.Owner, Step: key, Phase: state.End, Token: token,
 		Failed: failed, Detail: body, At: r.e.now()}
 	if je.Seq, err = r.e.store.Append(context.WithoutCancel(ctx), je, writes...); err != nil {
 		return fmt.Errorf("cannot journal %s: %w", key, err)
@@ -362,7 +362,7 @@ func (r *run) phase() (name, reason string) {
 // a rollback), so a resumed run continues there.
 func (r *run) enter(ctx context.Context, phase, reason string) error {
 	key := "phase/" + phase
-	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Step: key, Phase: state.Begin, Detail: []byte(reason), At: r.e.now()}
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Fence: r.e.o.Owner, Step: key, Phase: state.Begin, Detail: []byte(reason), At: r.e.now()}
 	var err error
 	if je.Seq, err = r.e.store.Append(context.WithoutCancel(ctx), je); err != nil {
 		return fmt.Errorf("cannot journal %s: %w", key, err)

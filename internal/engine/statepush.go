@@ -97,16 +97,18 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 	now := e.now()
 	op := state.Operation{ID: newID(), Stack: key, Kind: kindPush, Status: state.Running, Request: body, Owner: e.o.Owner,
 		LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
+	run, untrack := e.track(ctx, op.ID) // before it starts: a Cancel must find it running here
+	defer untrack()
 	if err := e.store.StartOperation(ctx, op); err != nil {
 		return api.StatePushResponse{}, err
 	}
-	lease, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go e.renewLease(lease, cancel, op.ID)
-	err = e.adopt(lease, op, row, rows, tfs)
+	err = e.adopt(run, op, row, rows, tfs)
 	if err != nil {
-		if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now()); ferr != nil {
-			err = errors.Join(err, ferr)
+		err = opError(run, err)
+		if !errors.Is(err, errLeaseLost) {
+			if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now()); ferr != nil {
+				err = errors.Join(err, ferr)
+			}
 		}
 		e.wake()
 		return api.StatePushResponse{}, err
@@ -157,7 +159,10 @@ func (e *Engine) adopt(ctx context.Context, op state.Operation, row state.Stack,
 	if err != nil {
 		return fmt.Errorf("cannot encode journal detail: %w", err)
 	}
-	je := state.JournalEntry{Operation: op.ID, Stack: op.Stack, Step: pushStep, Phase: state.End, Detail: detail, At: e.now()}
+	je := state.JournalEntry{Operation: op.ID, Stack: op.Stack, Fence: e.o.Owner, Step: pushStep, Phase: state.End, Detail: detail, At: e.now()}
+	if cancelled(ctx) {
+		return errCancelled
+	}
 	if _, err := e.store.Append(ctx, je, writes...); err != nil {
 		return fmt.Errorf("cannot write the resources of stack %s: %w", row.Name, err)
 	}

@@ -4,7 +4,9 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -157,5 +159,80 @@ func TestRunDirectory(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunsDirectory: with Options.RunsDir, a run's own directory is made in a private
+// directory of the process under it (not in /tmp, where any user and any tenant's
+// hashicorp/local could read the *.tfvars it holds), and a new engine removes what a killed
+// process left there, never the directories of live ones.
+func TestRunsDirectory(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	host, _ := os.Hostname()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(runs, fmt.Sprintf("%s-%d", host, gone.Process.Pid), "run-1")
+	live := filepath.Join(runs, fmt.Sprintf("%s-%d", host, os.Getppid()), "run-1")
+	elsewhere := filepath.Join(runs, fmt.Sprintf("%s-%d", "another-host", gone.Process.Pid), "run-1")
+	for _, d := range []string{dead, live, elsewhere} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "secret.tfvars"), []byte(`password = "x"`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(runs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	plugins := &dirPlugins{p: &tfFake{Fake: &providertest.Fake{}, counts: map[string]int{}}}
+	h := newHarness(t, nil)
+	e, err := engine.New(engine.Options{Store: h.store, Providers: provider.NewRegistry(), Plugins: plugins, RunsDir: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(dead) {
+		t.Errorf("the run directory of a process that is gone stays: %s", dead)
+	}
+	if !fileExists(live) || !fileExists(elsewhere) {
+		t.Errorf("a run directory of a live process, or of another host, was removed")
+	}
+	if fi, err := os.Stat(runs); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("runs directory: %v, %v; want mode 0700", fi.Mode(), err)
+	}
+
+	cfg := `terraform {
+  required_providers {
+    fake = { source = "example.com/test/fake" }
+  }
+}
+resource "fake_thing" "x" {
+  value = "v"
+}
+`
+	ctx := context.Background()
+	op, err := e.Deploy(ctx, "wd", api.DeployRequest{Files: map[string]string{"main.tf": cfg, "secret.tfvars": `password = "x"`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if done, err := e.Wait(wctx, op.ID); err != nil || done.StackStatus != "CREATE_COMPLETE" {
+		t.Fatalf("deploy = %+v, %v", done, err)
+	}
+	own := filepath.Join(runs, fmt.Sprintf("%s-%d", host, os.Getpid())) + string(filepath.Separator)
+	for _, dir := range plugins.started() {
+		if !strings.HasPrefix(dir, own) {
+			t.Errorf("provider started in %q, want a directory under %s", dir, own)
+		}
+	}
+	if err := e.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(own) {
+		t.Errorf("this process's runs directory %s stays after the engine stopped", own)
 	}
 }

@@ -136,7 +136,16 @@ type JournalEntry struct {
 	Failed    bool   // End only: the call failed
 	Detail    []byte // JSON the engine needs to resume (End: the call's result)
 	At        time.Time
+	// Fence, when not empty, is the engine that must hold the entry's operation: Append then
+	// writes nothing and returns an error wrapping ErrFenced unless, in its transaction, the
+	// operation is Running and its Owner is Fence. It keeps an engine that lost its operation
+	// (finished by a resume, taken over by another server) from writing rows. Not stored.
+	Fence string
 }
+
+// ErrFenced is returned (wrapped) by a fenced Append whose operation is no longer running or
+// is held by another engine.
+var ErrFenced = errors.New("the operation is no longer running under this engine")
 
 // Write is a row change settled by a journal entry: Put replaces or inserts a resource row,
 // Delete (a logical id) removes one, Stack replaces the entry's stack row (its key must be

@@ -163,12 +163,17 @@ func (s *Store) GetResource(ctx context.Context, stack, name string) (state.Reso
 	return r, nil
 }
 
-// Append writes e and its writes in one transaction. A Put with an empty Resource.Stack is
+// Append writes e and its writes in one transaction, after checking e.Fence in it. A Put with an empty Resource.Stack is
 // for e.Stack; a Put or a Stack for another stack, or a Write that sets not exactly one of
 // Put, Delete and Stack, fails the whole Append.
 func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...state.Write) (int64, error) {
 	var seq int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if e.Fence != "" {
+			if err := fenced(ctx, tx, e.Operation, e.Fence); err != nil {
+				return err
+			}
+		}
 		res, err := tx.StmtContext(ctx, s.st.journal).ExecContext(ctx,
 			e.Operation, e.Stack, e.Step, e.Phase, e.Token, e.Failed,
 			s.seal(e.Detail, "journal", "detail", e.Operation, e.Stack, e.Step, e.Phase, e.Token), ms(e.At))
@@ -189,6 +194,24 @@ func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...stat
 		return 0, fmt.Errorf("cannot append journal entry %s %s of operation %s: %w", e.Step, e.Phase, e.Operation, err)
 	}
 	return seq, nil
+}
+
+// fenced returns an error wrapping state.ErrFenced unless operation is running and held by
+// owner; in Append's write transaction, so no other engine claims it in between.
+func fenced(ctx context.Context, tx *sql.Tx, operation, owner string) error {
+	var status, holder string
+	err := tx.QueryRowContext(ctx, `SELECT status, owner FROM operations WHERE id = ?`, operation).Scan(&status, &holder)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("operation %s does not exist: %w", operation, state.ErrFenced)
+	case err != nil:
+		return err
+	case status != state.Running:
+		return fmt.Errorf("operation %s is %s: %w", operation, status, state.ErrFenced)
+	case holder != owner:
+		return fmt.Errorf("operation %s is held by %s: %w", operation, holder, state.ErrFenced)
+	}
+	return nil
 }
 
 // write applies one resource write of an entry of stack.

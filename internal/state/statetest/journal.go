@@ -1,6 +1,7 @@
 package statetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -175,4 +176,55 @@ func changed(st state.Stack) state.Stack {
 	st.Status, st.StatusReason, st.Template, st.TFState = "IMPORT_COMPLETE", "", []byte(`{"new":true}`), []byte(`{"lineage":"l","serial":9}`)
 	st.UpdatedAt = st.UpdatedAt.Add(time.Hour)
 	return st
+}
+
+// testFencedAppend: an entry with a Fence is written, with its writes, only while its
+// operation is running and held by the Fence; otherwise Append fails with an error wrapping
+// state.ErrFenced and writes nothing. An entry without a Fence is not checked.
+func testFencedAppend(t *testing.T, s state.Store) {
+	ctx := t.Context()
+	op := operation("op", "s") // held by server-1
+	must(t, "StartOperation", s.StartOperation(ctx, op))
+	fenced := func(owner, name string) error {
+		e := entry("op", "s", "create/"+name, state.End)
+		e.Fence = owner
+		_, err := s.Append(ctx, e, state.Write{Put: ptr(resource("s", name))})
+		return err
+	}
+	wantFenced := func(call string, err error, name string) {
+		t.Helper()
+		if !errors.Is(err, state.ErrFenced) {
+			t.Errorf("%s: got error %v, want one wrapping state.ErrFenced", call, err)
+		}
+		_, gerr := s.GetResource(ctx, "s", name)
+		wantNotFound(t, call+": the fenced Append's write", gerr)
+		entries, lerr := s.ListJournal(ctx, "op")
+		must(t, "ListJournal", lerr)
+		for _, je := range entries {
+			if je.Step == "create/"+name {
+				t.Errorf("%s: the fenced Append's entry was written", call)
+			}
+		}
+	}
+	must(t, "Append fenced by the holder", fenced("server-1", "Held"))
+	if _, err := s.GetResource(ctx, "s", "Held"); err != nil {
+		t.Errorf("GetResource after an Append fenced by the holder: %v", err)
+	}
+	wantFenced("Append fenced by another engine", fenced("server-2", "Other"), "Other")
+
+	e := entry("missing", "s", "create/Missing", state.End)
+	e.Fence = "server-1"
+	_, err := s.Append(ctx, e, state.Write{Put: ptr(resource("s", "Missing"))})
+	wantFenced("Append fenced on an unknown operation", err, "Missing")
+
+	// Another engine takes the operation over: its old holder may not write any more.
+	must(t, "TakeOverOperation", s.TakeOverOperation(ctx, "op", "server-1", "server-2", time.Now().Add(time.Hour)))
+	wantFenced("Append fenced by the holder that lost the operation", fenced("server-1", "Lost"), "Lost")
+	must(t, "Append fenced by the new holder", fenced("server-2", "Taken"))
+
+	must(t, "FinishOperation", s.FinishOperation(ctx, "op", state.Failed, "stopped", t0))
+	wantFenced("Append fenced on a finished operation", fenced("server-2", "Late"), "Late")
+	if _, err := s.Append(ctx, entry("op", "s", "create/Unfenced", state.End)); err != nil {
+		t.Errorf("Append without a Fence on a finished operation: %v", err)
+	}
 }

@@ -29,6 +29,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 		{"Resources", testResources},
 		{"Append", testAppend},
 		{"AppendIsAtomic", testAppendIsAtomic},
+		{"FencedAppend", testFencedAppend},
 		{"ListJournal", testListJournal},
 		{"StartOperation", testStartOperation},
 		{"StartOperationConcurrently", testStartOperationConcurrently},

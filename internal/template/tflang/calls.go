@@ -168,7 +168,7 @@ type loader struct {
 
 func newLoader(ctx context.Context, files map[string][]byte, root string) *loader {
 	b := budget.From(ctx)
-	return &loader{b: b, parse: b.Meter(), stack: b.Meter(), tables: &tablePool{files: sentFiles{files: files, root: root}},
+	return &loader{b: b, parse: b.Meter(), stack: b.Meter(), tables: &tablePool{files: sentFiles{files: files, root: root, globs: &globCache{}}},
 		// static values are evaluated after the request too (outputs' sensitive): its limits, not its end
 		static: budget.From(budget.WithLimits(context.Background(), b.Limits())),
 		files:  files, root: root, configs: map[string]*config{}}

@@ -7,8 +7,10 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -35,13 +37,51 @@ type sentFiles struct {
 	files map[string][]byte
 	root  string // the root module's directory among the keys of files
 	abs   string // the root module's absolute directory where it was read; "" when unknown
+	home  bool   // "~" is this process's home directory (Options.ClientHome)
 	// meter is the meter of the evaluation calling the functions (see meterNow)
 	meter func() *budget.Meter
+	globs *globCache // fileset's compiled patterns; nil: none kept
+}
+
+// expandHome is p with a leading "~" or "~/" replaced by the home directory, as terraform
+// expands it (go-homedir); false when the home directory is not the user's (a shared
+// server's) or p names another user's ("~bob/").
+func (c sentFiles) expandHome(p string) (string, bool) {
+	if !strings.HasPrefix(p, "~") {
+		return p, true
+	}
+	if !c.home || len(p) > 1 && p[1] != '/' && p[1] != '\\' {
+		return "", false
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", false
+	}
+	return filepath.Join(home, p[1:]), true
+}
+
+// display is p as terraform's messages show it: expanded, cleaned, relative to the root
+// module's directory (its working directory) when relative.
+func (c sentFiles) display(p string) string {
+	if x, ok := c.expandHome(p); ok {
+		p = x
+	}
+	return filepath.Clean(p)
+}
+
+// readError is why the file at p, which read did not find, cannot be read: terraform's
+// message for a directory, "no file exists" otherwise.
+func (c sentFiles) readError(p string, marks cty.ValueMarks) error {
+	if c.isDir(p) {
+		return fmt.Errorf("failed to read file: read %s: is a directory", shownBare(c.display(p), marks))
+	}
+	return notFound(p, marks)
 }
 
 // key is the key of files that path p names, false when p cannot name a file that was sent.
 func (c sentFiles) key(p string) (string, bool) {
-	if strings.HasPrefix(p, "~") {
+	p, ok := c.expandHome(p)
+	if !ok {
 		return "", false // the home directory of the server is not the user's
 	}
 	if path.IsAbs(p) || filepath.IsAbs(p) {
@@ -60,7 +100,8 @@ func (c sentFiles) key(p string) (string, bool) {
 // fromRoot is path p relative to the root module's directory, cleaned; false when p cannot
 // name a directory of the sent files.
 func (c sentFiles) fromRoot(p string) (string, bool) {
-	if strings.HasPrefix(p, "~") {
+	p, ok := c.expandHome(p)
+	if !ok {
 		return "", false
 	}
 	if path.IsAbs(p) || filepath.IsAbs(p) {
@@ -111,6 +152,14 @@ func shown(p string, marks cty.ValueMarks) string {
 	return fmt.Sprintf("%q", p)
 }
 
+// shownBare is p as an operating system's message shows it (unquoted), redacted as shown.
+func shownBare(p string, marks cty.ValueMarks) string {
+	if _, ok := marks[value.Sensitive]; ok {
+		return "(sensitive value)"
+	}
+	return p
+}
+
 func notFound(p string, marks cty.ValueMarks) error {
 	return fmt.Errorf("no file exists at %s; this function works only with files that are distributed as part of the configuration source code, so if this file will be created by a resource in this configuration you must instead obtain this result from an attribute of that resource", shown(p, marks))
 }
@@ -129,7 +178,7 @@ func (c sentFiles) fileFunc(encBase64 bool) function.Function {
 			}
 			src, ok := c.read(p.AsString())
 			if !ok {
-				return cty.UnknownVal(cty.String), function.NewArgError(0, notFound(p.AsString(), marks))
+				return cty.UnknownVal(cty.String), function.NewArgError(0, c.readError(p.AsString(), marks))
 			}
 			if encBase64 {
 				return cty.StringVal(base64.StdEncoding.EncodeToString(src)).WithMarks(marks), nil
@@ -153,8 +202,11 @@ func (c sentFiles) hashFunc(h func() hash.Hash, encBase64 bool) function.Functio
 				return cty.UnknownVal(cty.String).WithMarks(marks), nil
 			}
 			src, ok := c.read(p.AsString())
+			if !ok && c.isDir(p.AsString()) {
+				// terraform's messages here are the operating system's
+				return cty.UnknownVal(cty.String), fmt.Errorf("read %s: is a directory", shownBare(c.display(p.AsString()), marks))
+			}
 			if !ok {
-				// terraform's message here is the operating system's
 				return cty.UnknownVal(cty.String), fmt.Errorf("open %s: no such file or directory", path.Clean(p.AsString()))
 			}
 			d := h()
@@ -180,9 +232,8 @@ func (c sentFiles) fileExistsFunc() function.Function {
 			if _, ok := c.read(p.AsString()); ok {
 				return cty.True.WithMarks(marks), nil
 			}
-			if c.isDir(p.AsString()) {
-				k, _ := c.key(p.AsString())
-				return cty.False, function.NewArgErrorf(0, "%s is a directory, not a file", shown(k, marks))
+			if c.isDir(p.AsString()) { // terraform's is not an error of the argument
+				return cty.False, fmt.Errorf("%s is a directory, not a file", shown(c.display(p.AsString()), marks))
 			}
 			return cty.False.WithMarks(marks), nil
 		},
@@ -215,7 +266,15 @@ func (c sentFiles) fileSetFunc() function.Function {
 			}
 			wanted := path.Join(rel, pat.AsString())
 			full := path.Join(cleanDir(c.root), wanted)
-			re, err := globRegexp(full)
+			m := c.meterNow()
+			b := m.Budget()
+			if err := b.Err(); err != nil { // the request's time, or its client gone
+				return cty.UnknownVal(retType), err
+			}
+			re, err := c.globs.compile(full, m)
+			if err != nil && !errors.Is(err, errBadPattern) { // a limit of the budget
+				return cty.UnknownVal(retType), err
+			}
 			if err != nil {
 				return cty.UnknownVal(retType), fmt.Errorf("failed to glob pattern %s: %w", shown(path.Join(p.AsString(), pat.AsString()), cty.NewValueMarks(pmarks, patmarks)), err)
 			}
@@ -225,7 +284,6 @@ func (c sentFiles) fileSetFunc() function.Function {
 			lit := literalPrefix(wanted)
 			litKey := path.Join(cleanDir(c.root), lit)
 			up := leadingParents(full)
-			b := c.meterNow().Budget()
 			var names []string
 			seen := 0
 			for name := range c.files {

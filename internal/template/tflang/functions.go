@@ -57,7 +57,7 @@ func buildFunctions(env tableEnv) map[string]function.Function {
 	c.meter = env.meter
 	own := map[string]function.Function{
 		"file": c.fileFunc(false), "filebase64": c.fileFunc(true), "fileexists": c.fileExistsFunc(),
-		"fileset": c.fileSetFunc(), "abspath": c.absPathFunc(), "pathexpand": pathExpandFunc,
+		"fileset": c.fileSetFunc(), "abspath": c.absPathFunc(), "pathexpand": c.pathExpandFunc(),
 		// templates render with this table, parsed through the guard (templates.go)
 		"templatefile": c.templateFileFunc(self), "templatestring": c.templateStringFunc(self),
 		"plantimestamp": planTimestampFunc(env.planTime),
@@ -79,25 +79,30 @@ func buildFunctions(env tableEnv) map[string]function.Function {
 }
 
 // pathExpandFunc is pathexpand: terraform replaces a leading "~" with the home directory of
-// the user running it. A cairn server's home is not its user's, and the client's is not
-// known here: a path starting with "~" or "~/" is refused with a message saying so, rather
-// than expanded to a directory of the server; "~user" is refused as terraform refuses it;
-// any other path is returned as it is, as terraform returns it.
-var pathExpandFunc = function.New(&function.Spec{
-	Params:       []function.Parameter{{Name: "path", Type: cty.String}},
-	Type:         function.StaticReturnType(cty.String),
-	RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder { return b.NotNull() },
-	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		p := args[0].AsString()
-		switch {
-		case !strings.HasPrefix(p, "~"):
-			return args[0], nil
-		case len(p) > 1 && p[1] != '/' && p[1] != '\\':
-			return cty.UnknownVal(cty.String), errors.New("cannot expand user-specific home dir")
-		}
-		return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "cannot expand %q on a cairn server: \"~\" is the home directory of whoever runs terraform, which a shared server does not know; write the path relative to the configuration (path.module) instead", p)
-	},
-})
+// the user running it. In-process (Options.ClientHome) that is this process's; a shared
+// server's home is not its user's, and the client's is not known there: a path starting with
+// "~" or "~/" is refused with a message saying so, rather than expanded to a directory of the
+// server. "~user" is refused as terraform refuses it; any other path is returned as it is.
+func (c sentFiles) pathExpandFunc() function.Function {
+	return function.New(&function.Spec{
+		Params:       []function.Parameter{{Name: "path", Type: cty.String}},
+		Type:         function.StaticReturnType(cty.String),
+		RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder { return b.NotNull() },
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			p := args[0].AsString()
+			switch {
+			case !strings.HasPrefix(p, "~"):
+				return args[0], nil
+			case len(p) > 1 && p[1] != '/' && p[1] != '\\':
+				return cty.UnknownVal(cty.String), errors.New("cannot expand user-specific home dir")
+			}
+			if x, ok := c.expandHome(p); ok {
+				return cty.StringVal(x), nil
+			}
+			return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "cannot expand %q on a cairn server: \"~\" is the home directory of whoever runs terraform, which a shared server does not know; write the path relative to the configuration (path.module) instead", p)
+		},
+	})
+}
 
 // planTimestampFunc is plantimestamp: the time the plan began, which tflint leaves unknown
 // (a linter has no plan).

@@ -275,3 +275,50 @@ func TestFunctionTableBudget(t *testing.T) {
 		t.Fatalf("a template iterating past the limits: %v, want the limit's diagnostic", ds.Err())
 	}
 }
+
+// TestFileFunctionsOnDirectory: a path naming a directory gets terraform 1.11's diagnostic
+// (summary and detail), the path as terraform shows it (cleaned, relative to the root module)
+// rather than the key of the sent files.
+func TestFileFunctionsOnDirectory(t *testing.T) {
+	cases := []struct{ expr, summary, detail string }{
+		{`fileexists("g")`, "Error in function call", `Call to function "fileexists" failed: "g" is a directory, not a file.`},
+		{`fileexists("./g/")`, "Error in function call", `Call to function "fileexists" failed: "g" is a directory, not a file.`},
+		{`fileexists("/work/cfg/g")`, "Error in function call", `Call to function "fileexists" failed: "/work/cfg/g" is a directory, not a file.`},
+		{`fileexists(sensitive("g"))`, "Error in function call", `Call to function "fileexists" failed: (sensitive value) is a directory, not a file.`},
+		{`templatefile("g", {})`, "Invalid function argument", `Invalid value for "path" parameter: failed to read file: read g: is a directory.`},
+		{`templatefile("./g/", {})`, "Invalid function argument", `Invalid value for "path" parameter: failed to read file: read g: is a directory.`},
+		{`file("g")`, "Invalid function argument", `Invalid value for "path" parameter: failed to read file: read g: is a directory.`},
+		{`filebase64("g")`, "Invalid function argument", `Invalid value for "path" parameter: failed to read file: read g: is a directory.`},
+		{`filemd5("g")`, "Error in function call", `Call to function "filemd5" failed: read g: is a directory.`},
+	}
+	for _, tc := range cases {
+		fs := files("cfg/main.tf", "output \"o\" {\n  value = "+tc.expr+"\n}\n", "cfg/g/x", "x")
+		st := mustParse(t, fs, Options{Dir: "cfg", AbsDir: "/work/cfg"})
+		_, ds := st.Outputs[0].Value.Eval(scope{})
+		if len(ds) != 1 || ds[0].Summary != tc.summary || strings.SplitN(ds[0].Detail, "\n\n", 2)[0] != tc.detail {
+			t.Errorf("%s: %v\nwant %s: %s", tc.expr, ds.Err(), tc.summary, tc.detail)
+		}
+	}
+}
+
+// TestPathexpandClientHome: with the client's home known (the CLI's in-process server, which
+// runs as the user), pathexpand expands "~" as terraform does.
+func TestPathexpandClientHome(t *testing.T) {
+	t.Setenv("HOME", "/home/ann")
+	for expr, want := range map[string]string{
+		`pathexpand("~/x")`:     "/home/ann/x",
+		`core::pathexpand("~")`: "/home/ann",
+		`pathexpand("~/../y/")`: "/home/y",
+		`pathexpand("a/~/b")`:   "a/~/b",
+	} {
+		st := mustParse(t, files("main.tf", "output \"o\" {\n  value = "+expr+"\n}\n"), Options{ClientHome: true})
+		v, ds := st.Outputs[0].Value.Eval(scope{})
+		if ds.HasErrors() || v.AsString() != want {
+			t.Errorf("%s = %#v %v, want %q", expr, v, ds.Err(), want)
+		}
+	}
+	st := mustParse(t, files("main.tf", "output \"o\" {\n  value = pathexpand(\"~bob/x\")\n}\n"), Options{ClientHome: true})
+	if _, ds := st.Outputs[0].Value.Eval(scope{}); !ds.HasErrors() || !strings.Contains(ds.Err().Error(), "cannot expand user-specific home dir") {
+		t.Errorf(`pathexpand("~bob/x"): %v, want terraform's error`, ds.Err())
+	}
+}

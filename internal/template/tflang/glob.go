@@ -6,7 +6,10 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/budget"
 )
 
 // fileset's patterns are terraform's: doublestar v1.1.5's Glob, which walks the directories
@@ -39,8 +42,13 @@ const maxGlobPattern = 16 << 10
 // never matches nothing: an escaped "/" in a name.
 const never = `[^\x00-\x{10FFFF}]`
 
-// globRegexp compiles a cleaned, slash-separated pattern.
-func globRegexp(pattern string) (*regexp.Regexp, error) {
+// globCompileCost is what compiling costs per byte of the expression: RE2's program for
+// the largest one allowed (alternatives of alternatives) takes ~200 times its size.
+const globCompileCost = 200
+
+// globRegexp compiles a cleaned, slash-separated pattern, charging m (when not nil) for the
+// compiled program before it is compiled.
+func globRegexp(pattern string, m *budget.Meter) (*regexp.Regexp, error) {
 	g := &globCompiler{memo: map[string]string{}}
 	if len(pattern) > maxGlobPattern {
 		return nil, fmt.Errorf("%w: longer than %d bytes", errBadPattern, maxGlobPattern)
@@ -49,19 +57,74 @@ func globRegexp(pattern string) (*regexp.Regexp, error) {
 	if g.err != nil {
 		return nil, g.err
 	}
+	if m != nil {
+		if err := m.Bytes(int64(len(body))*globCompileCost, "fileset pattern"); err != nil {
+			return nil, err
+		}
+		if err := m.Budget().Err(); err != nil {
+			return nil, err
+		}
+	}
 	return regexp.Compile(`^(?s:` + body + `)$`)
+}
+
+// globCache keeps the patterns fileset compiled (or refused) for one configuration's
+// evaluations: a call in a loop compiles its pattern once.
+type globCache struct {
+	mu      sync.Mutex
+	entries map[string]globEntry
+}
+
+type globEntry struct {
+	re  *regexp.Regexp
+	err error
+}
+
+// maxGlobCache bounds the patterns kept (each compiled one is at most a few MB).
+const maxGlobCache = 32
+
+// compile is globRegexp(pattern, m), kept unless the budget refused it (another evaluation
+// may have the budget for it). A nil cache keeps nothing.
+func (c *globCache) compile(pattern string, m *budget.Meter) (*regexp.Regexp, error) {
+	if c == nil {
+		return globRegexp(pattern, m)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock() // one compile at a time: each is bounded, and a loop waits for the first
+	if e, ok := c.entries[pattern]; ok {
+		return e.re, e.err
+	}
+	re, err := globRegexp(pattern, m)
+	if err != nil && !errors.Is(err, errBadPattern) {
+		return nil, err
+	}
+	if len(c.entries) >= maxGlobCache {
+		clear(c.entries)
+	}
+	if c.entries == nil {
+		c.entries = map[string]globEntry{}
+	}
+	c.entries[pattern] = globEntry{re, err}
+	return re, err
 }
 
 type globCompiler struct {
 	memo map[string]string // nonEmpty by component pattern
+	// size is the length of the expressions nonEmpty compiled; a memoized one is copied again
+	// each time it is used, which components and the joins of alternatives bound
 	size int
 	err  error
 }
 
-// components is the expression of comps from a directory Glob starts in.
+// components is the expression of comps from a directory Glob starts in, no longer than
+// maxGlobRegexp: the same component repeated is the same expression copied each time.
 func (g *globCompiler) components(comps []string) string {
 	var b strings.Builder
 	for i := 0; i < len(comps) && g.err == nil; i++ {
+		if b.Len() > maxGlobRegexp {
+			g.tooBig()
+			break
+		}
 		if i > 0 {
 			b.WriteString("/")
 		}
@@ -71,18 +134,16 @@ func (g *globCompiler) components(comps []string) string {
 			b.WriteString(`[^/]+(?:/[^/]+)*`)
 		case c == "**": // the next component is matched in each directory it reaches
 			b.WriteString(`(?:[^/]+/)*`)
-			b.WriteString(g.nonEmpty(comps[i+1]))
 			i++
-			if i < len(comps)-1 {
-				b.WriteString("/")
-				b.WriteString(g.components(comps[i+1:]))
-			}
-			return b.String()
+			b.WriteString(g.nonEmpty(comps[i]))
 		case !strings.ContainsAny(c, `*?[{\`):
 			b.WriteString(regexp.QuoteMeta(c))
 		default:
 			b.WriteString(g.nonEmpty(c))
 		}
+	}
+	if b.Len() > maxGlobRegexp {
+		g.tooBig()
 	}
 	return b.String()
 }
@@ -98,11 +159,17 @@ func (g *globCompiler) nonEmpty(p string) string {
 	}
 	x := g.compile(p)
 	if g.size += len(x); g.size > maxGlobRegexp {
-		g.err = fmt.Errorf("%w: too many alternatives", errBadPattern)
+		g.tooBig()
 		return never
 	}
 	g.memo[p] = x
 	return x
+}
+
+func (g *globCompiler) tooBig() {
+	if g.err == nil {
+		g.err = fmt.Errorf("%w: too many alternatives", errBadPattern)
+	}
 }
 
 // orEmpty is the expression of every name p matches, the empty one included: once the name
@@ -149,9 +216,13 @@ func (g *globCompiler) compile(p string) string {
 			return never
 		}
 		opts, rest := splitEscaped(p[1:1+end], ','), p[2+end:]
-		alts := make([]string, len(opts))
+		alts, n := make([]string, len(opts)), 0
 		for i, o := range opts {
 			alts[i] = g.nonEmpty(o + rest)
+			if n += len(alts[i]) + 1; n > maxGlobRegexp { // alternatives alike are memoized
+				g.tooBig()
+				return never
+			}
 		}
 		return `(?:` + strings.Join(alts, "|") + `)`
 	}

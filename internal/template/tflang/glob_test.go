@@ -2,17 +2,22 @@ package tflang
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/diag"
 )
 
 // globTree is a configuration directory "cfg" with hidden files, names with glob
@@ -187,10 +192,64 @@ func globConsole(t *testing.T, exprs []string) []string {
 // TestGlobRegexpBounded: a pattern of many alternatives is refused rather than expanded
 // without end.
 func TestGlobRegexpBounded(t *testing.T) {
-	if _, err := globRegexp(strings.Repeat("{a,b,*}", 40)); err == nil {
+	if _, err := globRegexp(strings.Repeat("{a,b,*}", 40), nil); err == nil {
 		t.Error("40 groups of alternatives compiled, want them refused")
 	}
-	if _, err := globRegexp(strings.Repeat("*a", 5000)); err == nil {
+	if _, err := globRegexp(strings.Repeat("*a", 5000), nil); err == nil {
 		t.Error("5,000 stars compiled, want them refused")
+	}
+}
+
+// repeatedAlternatives is a pattern of n components, each of 11 groups "{a,b}": one
+// component's expression is ~14 KB, and the same one is repeated in every component.
+func repeatedAlternatives(n int) string {
+	comps := make([]string, n)
+	for i := range comps {
+		comps[i] = strings.Repeat("{a,b}", 11)
+	}
+	return strings.Join(comps, "/")
+}
+
+// TestGlobRegexpRepeatedComponents: a component repeated in a pattern counts each time it is
+// used. Counted once (memoized), 292 of them made a 4 MB expression: 2.4 s and 800 MB to
+// compile, per call.
+func TestGlobRegexpRepeatedComponents(t *testing.T) {
+	p := repeatedAlternatives(292)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var err error
+	took := within(t, 30*time.Second, "globRegexp", func() { _, err = globRegexp(p, nil) })
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "too many alternatives") {
+		t.Errorf("globRegexp of 292 repeated components: %v, want it refused", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 || took > time.Second {
+		t.Errorf("refusing it allocated %d MB in %v, want under 16 MB and a second", alloc>>20, took)
+	}
+	if _, err := globRegexp(repeatedAlternatives(3), nil); err != nil {
+		t.Errorf("3 components of 11 alternatives: %v, want them compiled", err)
+	}
+}
+
+// TestFilesetRepeatedPatternInLoop: fileset called in a loop with a pattern it refuses (and
+// the largest it accepts, 20 ms and 11 MB to compile, charged to the budget) answers at once
+// each time: the compiled pattern is kept per pattern.
+func TestFilesetRepeatedPatternInLoop(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, want string
+	}{
+		{repeatedAlternatives(292), "too many alternatives"},
+		{repeatedAlternatives(4), ""},
+	} {
+		fs := files("main.tf", `locals { p = "`+tc.pattern+`" }
+output "o" { value = [for i in range(200) : fileset("g", local.p)] }`, "g/x", "x")
+		var ds diag.Diagnostics
+		took := within(t, 20*time.Second, "fileset", func() { ds = evalOutput(t, context.Background(), fs) })
+		if tc.want == "" && ds.HasErrors() || tc.want != "" && (!ds.HasErrors() || !strings.Contains(ds.Err().Error(), tc.want)) {
+			t.Errorf("200 calls of fileset: %.300v, want %q", ds.Err(), tc.want)
+		}
+		if took > 2*time.Second {
+			t.Errorf("200 calls of fileset took %v, want the pattern compiled once", took)
+		}
 	}
 }

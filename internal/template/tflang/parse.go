@@ -31,6 +31,10 @@ type Options struct {
 	// AbsDir is the root module's absolute directory where the configuration was read ("" when
 	// unknown): abspath and path.cwd start there, and absolute paths under it name sent files.
 	AbsDir string
+	// ClientHome says the configuration was read on this machine by this process's user (the
+	// CLI's in-process server): "~" is then this process's home directory, as for terraform;
+	// otherwise a shared server does not know it and pathexpand refuses "~".
+	ClientHome bool
 }
 
 // Detect reports whether dir of files holds Terraform-language files.
@@ -70,6 +74,7 @@ func Parse(ctx context.Context, files map[string][]byte, opts Options) (*templat
 	dir := cleanDir(opts.Dir)
 	ld := newLoader(ctx, files, dir)
 	ld.tables.files.abs = opts.AbsDir
+	ld.tables.files.home = opts.ClientHome
 	ld.tables.planTime = time.Now()
 	cfg, hd := ld.load(dir)
 	if cfg == nil {

@@ -141,7 +141,7 @@ func (c sentFiles) templateFileFunc(table func() map[string]function.Function) f
 			if !ok {
 				src, ok := c.read(p.AsString())
 				if !ok {
-					return cty.DynamicVal, function.NewArgError(0, notFound(p.AsString(), pmarks))
+					return cty.DynamicVal, function.NewArgError(0, c.readError(p.AsString(), pmarks))
 				}
 				if !utf8.Valid(src) {
 					return cty.DynamicVal, fmt.Errorf("contents of %s are not valid UTF-8", shown(p.AsString(), pmarks))

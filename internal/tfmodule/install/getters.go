@@ -21,13 +21,70 @@ import (
 // newClient is the go-getter client that fetches module packages: terraform's getters
 // (git, hg, http and https with X-Terraform-Get, file) and its archive formats. S3 and GCS
 // are left out, as their SDKs would double the size of cairn; a package there, from
-// X-Terraform-Get too, is refused with cloudRefusal's error.
+// X-Terraform-Get too, is refused with cloudRefusal's error. A directory on this computer
+// named by an X-Terraform-Get answer is refused (see fromDownload).
 func newClient() *getter.Client {
 	return &getter.Client{
-		Getters: []getter.Getter{new(gitGetter), new(getter.HgGetter), &getter.HttpGetter{Netrc: true},
-			new(getter.FileGetter), cloudRefusal{}},
+		Getters: []getter.Getter{new(gitGetter), new(getter.HgGetter), &httpGetter{&getter.HttpGetter{Netrc: true}},
+			new(fileGetter), cloudRefusal{}},
 		Decompressors: getter.Decompressors,
 	}
+}
+
+// fromDownload marks the context of a fetch that an http(s) server chose (X-Terraform-Get):
+// it may not name a directory on this computer, which would be linked into
+// .terraform/modules and so sent to the cairn server with the configuration.
+type fromDownload struct{}
+
+// httpGetter is go-getter's, its X-Terraform-Get fetches marked fromDownload.
+type httpGetter struct{ *getter.HttpGetter }
+
+func (g *httpGetter) Get(ctx context.Context, req *getter.Request) error {
+	return g.HttpGetter.Get(context.WithValue(ctx, fromDownload{}, true), req)
+}
+
+// fileGetter is go-getter's, refusing a fetch marked fromDownload.
+type fileGetter struct{ getter.FileGetter }
+
+func (g *fileGetter) Get(ctx context.Context, req *getter.Request) error {
+	if ctx.Value(fromDownload{}) != nil {
+		return localFromDownload(req.Src)
+	}
+	return g.FileGetter.Get(ctx, req)
+}
+
+func (g *fileGetter) GetFile(ctx context.Context, req *getter.Request) error {
+	if ctx.Value(fromDownload{}) != nil {
+		return localFromDownload(req.Src)
+	}
+	return g.FileGetter.GetFile(ctx, req)
+}
+
+func localFromDownload(src string) error {
+	return fmt.Errorf("the server named %q as the package (X-Terraform-Get), a directory on this computer, "+
+		"which cairn does not install from a download", src)
+}
+
+// onThisComputer reports whether a go-getter address names a directory on this computer:
+// a file:// URL or an absolute path, forced ("git::file:///…") or not.
+func onThisComputer(addr string) bool {
+	u, err := url.Parse(strings.TrimPrefix(addr, forcedGetter(addr)))
+	if err != nil {
+		return false
+	}
+	return onThisComputerURL(u)
+}
+
+func onThisComputerURL(u *url.URL) bool {
+	return strings.EqualFold(u.Scheme, "file") || len(u.Scheme) == 1 || u.Scheme == "" && u.Host == "" && strings.HasPrefix(u.Path, "/")
+}
+
+// forcedGetter is "git::" of "git::file:///…", "" without one.
+func forcedGetter(s string) string {
+	if i := strings.Index(s, "::"); i > 0 && !strings.ContainsAny(s[:i], "/:") {
+		return s[:i+2]
+	}
+	return ""
 }
 
 // cloudStorageDetail is why an S3 or GCS package is not installed, and what to do instead,
@@ -89,6 +146,9 @@ func (gitGetter) Get(ctx context.Context, req *getter.Request) error {
 		return errors.New("git must be available and on the PATH")
 	}
 	u := *req.URL()
+	if ctx.Value(fromDownload{}) != nil && onThisComputerURL(&u) {
+		return localFromDownload(req.Src)
+	}
 	if port := u.Port(); port != "" {
 		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 			return fmt.Errorf("invalid port number %q; if using the \"scp-like\" git address scheme where a colon introduces the path instead, remove the ssh:// portion and use just the git:: prefix", port)

@@ -61,7 +61,7 @@ func Install(ctx context.Context, o Options) (Result, hcl.Diagnostics) {
 		}
 	}
 	in := &installer{o: o, man: man, versions: map[string][]*version.Version{}, fetched: map[string]string{},
-		seen: map[string]bool{}}
+		seen: map[string]bool{}, pkgs: map[string]pkg{}}
 	in.man[""] = tfmodule.Record{Key: "", Dir: "."}
 	in.walk(ctx, nil, ".")
 	res := Result{Manifest: in.man, Remote: in.remote, Installed: in.installed, Dirs: in.dirs}
@@ -90,6 +90,14 @@ type installer struct {
 	seen      map[string]bool
 	versions  map[string][]*version.Version // registry package -> its versions
 	fetched   map[string]string             // package address -> where this run put it
+	pkgs      map[string]pkg                // module key -> the downloaded package it is in
+}
+
+// pkg is a downloaded package a module is in: a remote or registry module's, shared with
+// the local modules it calls. The root configuration's modules are in none (the zero pkg).
+type pkg struct {
+	root string // its directory relative to the configuration root: .terraform/modules/<key>
+	addr string // its address, as terraform names it in errors
 }
 
 // walk installs the calls of the module in dir (relative to the root) at call path p.
@@ -132,8 +140,16 @@ func (in *installer) fail(call tflang.ModuleCall, summary, detail string) {
 // install makes sure the call at path cp is installed and returns its directory.
 func (in *installer) install(ctx context.Context, parent, cp []string, call tflang.ModuleCall) (string, bool) {
 	key := tfmodule.Key(cp)
+	parentDir, parentPkg := in.man[tfmodule.Key(parent)].Dir, in.pkgs[tfmodule.Key(parent)]
 	if call.Source.Kind != tfmodule.Local {
 		in.remote = true
+		if parentPkg.root != "" && call.Source.Kind == tfmodule.Remote && onThisComputer(call.Source.Addr) {
+			in.fail(call, "Module package on this computer", fmt.Sprintf("Module %q (%s:%d) is called from the downloaded package %q, "+
+				"but its source %q is a directory on this computer. cairn sends the files of every module to the server, so a downloaded "+
+				"module may use only directories of its own package (\"./…\") and other remote packages.",
+				call.Name, call.SourceRange.Filename, call.SourceRange.Start.Line, parentPkg.addr, call.Source.String()))
+			return "", false
+		}
 	}
 	if rec, ok := in.man[key]; ok {
 		if in.o.Upgrade && call.Source.Kind != tfmodule.Local || rec.Check(call.Source, call.Versions) != "" {
@@ -143,14 +159,26 @@ func (in *installer) install(ctx context.Context, parent, cp []string, call tfla
 					delete(in.man, k)
 				}
 			}
-		} else if fi, err := os.Stat(filepath.Join(in.o.Dir, filepath.FromSlash(rec.Dir))); err == nil && fi.IsDir() {
-			return rec.Dir, true
+		} else if p := packageOf(key, call.Source); call.Source.Kind != tfmodule.Local && inside(rec.Dir, p.root) {
+			if fi, err := os.Stat(filepath.Join(in.o.Dir, filepath.FromSlash(rec.Dir))); err == nil && fi.IsDir() {
+				in.pkgs[key] = p
+				return rec.Dir, true
+			}
 		}
 	}
-	parentDir := in.man[tfmodule.Key(parent)].Dir
 	switch call.Source.Kind {
 	case tfmodule.Local:
+		// Resolved again each time, not taken from the manifest, so that leaving the
+		// package is refused also when terraform init recorded it.
 		dir := path.Join(parentDir, call.Source.Local)
+		if parentPkg.root != "" && !in.staysInside(dir, parentPkg.root) {
+			in.fail(call, "Local module path escapes module package", fmt.Sprintf("The given source directory for %s would be outside of its "+
+				"containing package %q. Local source addresses starting with \"../\" must stay within the same package that the calling module belongs to.",
+				moduleAddr(cp), parentPkg.addr))
+			delete(in.man, key)
+			return "", false
+		}
+		in.pkgs[key] = parentPkg
 		in.man[key] = tfmodule.Record{Key: key, Source: call.Source.String(), Dir: dir}
 		return dir, true
 	case tfmodule.Registry:
@@ -162,9 +190,48 @@ func (in *installer) install(ctx context.Context, parent, cp []string, call tfla
 	}
 	dir, ok := in.fetch(ctx, key, call, call.Source)
 	if ok {
+		in.pkgs[key] = packageOf(key, call.Source)
 		in.man[key] = tfmodule.Record{Key: key, Source: call.Source.String(), Dir: dir}
 	}
 	return dir, ok
+}
+
+// packageOf is the package a remote or registry call at key is installed as.
+func packageOf(key string, src tfmodule.Source) pkg {
+	p := pkg{root: path.Join(tfmodule.ModulesDir, key), addr: src.Addr}
+	if src.Kind == tfmodule.Registry {
+		p.addr = src.Package.String()
+	}
+	return p
+}
+
+// inside reports whether dir is root or below it, both relative to the configuration root.
+func inside(dir, root string) bool {
+	return dir == root || strings.HasPrefix(dir, root+"/")
+}
+
+// staysInside reports whether the module directory dir is inside the package directory
+// root, by name and, when it exists, once symbolic links are followed (a package may hold
+// a link out of it).
+func (in *installer) staysInside(dir, root string) bool {
+	if !inside(dir, root) {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(in.o.Dir, filepath.FromSlash(dir)))
+	if err != nil {
+		return true // missing: parsing reports it at its call
+	}
+	realRoot, err := filepath.EvalSymlinks(filepath.Join(in.o.Dir, filepath.FromSlash(root)))
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// moduleAddr is terraform's name of the module at call path p: "module.a.module.b".
+func moduleAddr(p []string) string {
+	return "module." + strings.Join(p, ".module.")
 }
 
 // installRegistry picks the newest version of a registry module its constraints allow and
@@ -225,6 +292,11 @@ func (in *installer) installRegistry(ctx context.Context, key string, call tflan
 		return "", false
 	}
 	real, err := tfmodule.ParseSource(loc, false)
+	if err == nil && real.Kind == tfmodule.Remote && onThisComputer(real.Addr) {
+		in.fail(call, "Invalid package location from module registry", fmt.Sprintf("Module registry %s returned source location %q for %s %s: "+
+			"a directory on this computer, which cairn does not install from a registry.", pkg.Host.ForDisplay(), loc, call.Source, match))
+		return "", false
+	}
 	if err != nil || real.Kind != tfmodule.Remote {
 		in.fail(call, "Invalid package location from module registry", fmt.Sprintf("Module registry %s returned invalid source location %q for %s %s: must be a direct remote package address.", pkg.Host.ForDisplay(), loc, call.Source, match))
 		return "", false
@@ -234,6 +306,7 @@ func (in *installer) installRegistry(ctx context.Context, key string, call tflan
 	}
 	dir, ok := in.fetch(ctx, key, call, real)
 	if ok {
+		in.pkgs[key] = packageOf(key, call.Source)
 		in.man[key] = tfmodule.Record{Key: key, Source: call.Source.String(), Version: match.String(), Dir: dir}
 	}
 	return dir, ok
