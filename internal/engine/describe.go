@@ -7,7 +7,6 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/state"
-	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/tenant"
 	"github.com/cairn-dev/cairn/internal/value"
 )
@@ -30,8 +29,8 @@ func (e *Engine) Stack(ctx context.Context, name string) (api.Stack, error) {
 	for _, r := range rows {
 		res := api.Resource{LogicalID: r.Name, PhysicalID: r.ID, Type: r.Type,
 			Status: r.Status, StatusReason: r.StatusReason, UpdatedAt: r.UpdatedAt}
-		if st.Dialect == string(template.Terraform) {
-			// A Terraform resource's state is what users read (terraform show); secrets masked.
+		if policyOf(st.Dialect).ShowsAttributes {
+			// The resource's state is what users read (terraform show); secrets masked.
 			if v, err := value.Unmarshal(r.Outputs); err == nil && !v.IsNull() {
 				res.Attributes = value.MaskedAs(v, api.UnknownMarker, api.SensitiveMarker)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,8 +48,8 @@ func (r *run) deploy(ctx context.Context) error {
 			return err
 		}
 		if failure != "" {
-			if r.req.Deploy.DisableRollback || r.tf() { // the Terraform language never rolls back
-				if r.tf() {
+			if r.req.Deploy.DisableRollback || !r.pol.RollsBack {
+				if !r.pol.RollsBack {
 					// Outputs of what was applied: terraform keeps its partial state too.
 					if outs, diags := r.outputs(r.sc); !diags.HasErrors() {
 						r.stack.Outputs = outs
@@ -62,7 +63,7 @@ func (r *run) deploy(ctx context.Context) error {
 			return r.rollback(ctx, phaseRollback, failure)
 		}
 		// Outputs are written now so that a run resumed during cleanup still has them.
-		if r.tf() {
+		if r.pol.ProviderPlugins {
 			r.stack.Providers = r.ps.fingerprintsJSON()
 		}
 		if err := r.e.store.PutStack(context.WithoutCancel(ctx), r.stack); err != nil {
@@ -134,10 +135,8 @@ func (r *run) forward(ctx context.Context) (string, error) {
 		return "Outputs could not be evaluated: " + reasonOf(diags.Err()), nil
 	}
 	r.stack.Outputs = outs
-	if r.tf() {
-		if err := r.reportChecks(ctx, sc); err != nil {
-			return "", err
-		}
+	if err := r.reportChecks(ctx, sc); err != nil { // conditions.go
+		return "", err
 	}
 	return "", nil
 }
@@ -156,7 +155,7 @@ func (r *run) configure(ctx context.Context, cfg *template.ProviderConfig) error
 // outputs evaluates the stack's outputs, masked for storage and display.
 func (r *run) outputs(sc *scope) ([]byte, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	if r.tf() {
+	if r.pol.ChecksOutputs {
 		if diags = checkOutputs(r.tmpl, sc).Append(outputPreconditions(r.tmpl, sc)); diags.HasErrors() {
 			return nil, diags
 		}
@@ -221,20 +220,20 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 		}
 		return &stepFailed{name, fail}
 	}
-	if r.tf() && r.isGone(name) { // destroyed first by a replacement upstream (destroyDependentsFirst)
+	if r.pol.PlansReplacements && r.isGone(name) { // destroyed first by a replacement upstream (destroyDependentsFirst)
 		return r.create(ctx, sc, p, res, props)
 	}
 	if !had || prior.Status == "CREATE_FAILED" {
-		if had && r.tf() && prior.ID != "" {
+		if had && r.pol.PlansReplacements && prior.ID != "" {
 			// A failed create that left an object behind is tainted: terraform replaces it.
 			return r.replace(ctx, sc, p, res, prior, props)
 		}
 		return r.create(ctx, sc, p, res, props)
 	}
-	if r.tf() && prior.Status == "DELETE_COMPLETE" { // destroyed by a replacement before a restart
+	if r.pol.PlansReplacements && prior.Status == "DELETE_COMPLETE" { // destroyed by a replacement before a restart
 		return r.create(ctx, sc, p, res, props)
 	}
-	if r.tf() && !res.IgnoreAllChanges && len(res.IgnoreChanges) == 0 && prior.Status != "UPDATE_FAILED" &&
+	if r.pol.SkipsUnchanged && !res.IgnoreAllChanges && len(res.IgnoreChanges) == 0 && prior.Status != "UPDATE_FAILED" &&
 		!r.triggered(res) && r.unchanged(res, props) && r.sameProvider(res.Provider, true) {
 		// The configuration, provider and schema its state was applied with: nothing to plan.
 		if sv, ok := p.(provider.StateVersioner); ok && sv.StateCurrent(ctx, res.Type, prior.Private) {
@@ -256,7 +255,7 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 	if err == nil && diff.Diagnostics.HasErrors() {
 		err = diff.Diagnostics.Err()
 	}
-	if r.tf() {
+	if r.pol.PlansReplacements {
 		if fail, err := r.callFailure(ctx, err, nil); err != nil || fail != "" {
 			if err != nil {
 				return err
@@ -290,9 +289,6 @@ func preventDestroy(name string) string {
 	return fmt.Sprintf("Instance cannot be destroyed: resource %s has lifecycle.prevent_destroy set, but the plan calls for it to be destroyed. "+
 		"To avoid this error and continue with the plan, either disable lifecycle.prevent_destroy or reduce the scope of the plan.", name)
 }
-
-// tf reports whether the run is of a Terraform-language stack.
-func (r *run) tf() bool { return r.req.Dialect == string(template.Terraform) }
 
 // markChanged records that a resource was created, updated or replaced in this run, for
 // replace_triggered_by.
@@ -406,7 +402,7 @@ func (r *run) warnings(name string, ds diag.Diagnostics) string {
 // last successful apply stored, so it needs no check (see source.applied).
 func (r *run) unchanged(res *template.Resource, props cty.Value) bool {
 	prior, ok := r.prior[res.Name]
-	return ok && r.tf() && r.req.Deploy != nil && !r.req.Deploy.Upgrade && appliedFrom(prior, res, props)
+	return ok && r.pol.SkipsUnchanged && r.req.Deploy != nil && !r.req.Deploy.Upgrade && appliedFrom(prior, res, props)
 }
 
 // applied reports whether a row holds an object its last step created, updated or imported
@@ -457,7 +453,7 @@ func idOf(state cty.Value, fallback string) cty.Value {
 }
 
 func (r *run) resource(res *template.Resource) provider.Resource {
-	pr := r.e.providerResource(template.Dialect(r.req.Dialect), r.stack.Name, r.req.StackID, res)
+	pr := r.e.providerResource(r.pol, r.stack.Name, r.req.StackID, res)
 	pr.StackKey = r.op.Stack
 	return pr
 }
@@ -498,7 +494,7 @@ func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *t
 		return err
 	}
 	reason := ""
-	if resumed && r.tf() {
+	if resumed && r.pol.BlindResumedCreates {
 		// A custom resource's handler sees the same RequestId again; a plugin cannot tell a
 		// repeated create from a new one, so say what may exist beside the state.
 		reason = resumedCreate
@@ -514,7 +510,7 @@ func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *t
 		return err
 	}
 	id := resp.ID
-	if id == "" && r.tf() && fail == "" { // a Terraform resource without an id attribute
+	if id == "" && r.pol.OptionalIDs && fail == "" { // e.g. a Terraform resource without an id attribute
 		id = newID()
 	}
 	row, err := r.row(res, id, props, resp.Outputs)
@@ -576,7 +572,7 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 	} else {
 		resp, err = p.Update(ctx, provider.UpdateRequest{Resource: r.resource(res), Token: token, ID: prior.ID,
 			OldProps: oldProps, NewProps: props, OldOutputs: oldOuts, Private: prior.Private})
-		if resp.ID == "" && r.tf() {
+		if resp.ID == "" && r.pol.OptionalIDs {
 			resp.ID = prior.ID
 		}
 	}
@@ -642,17 +638,15 @@ func (r *run) row(res *template.Resource, id string, props, outputs cty.Value) (
 		Deps: r.managedDeps(res), DeletionPolicy: string(res.DeletionPolicy), Provider: res.Provider, UpdatedAt: r.e.now()}, nil
 }
 
-// managedDeps are the resources res depends on that have rows (not data sources): the order
-// in which they are deleted.
+// managedDeps are the resources res depends on that have rows (not data sources, ephemeral
+// resources or provider configurations): the order in which they are deleted.
 func (r *run) managedDeps(res *template.Resource) []string {
-	if !r.tf() {
+	rowless := func(d string) bool {
+		dr := r.tmpl.Resource(d)
+		return dr == nil || dr.Mode != template.Managed
+	}
+	if !slices.ContainsFunc(res.DependsOn, rowless) {
 		return res.DependsOn
 	}
-	out := make([]string, 0, len(res.DependsOn))
-	for _, d := range res.DependsOn {
-		if dr := r.tmpl.Resource(d); dr != nil && dr.Mode == template.Managed {
-			out = append(out, d)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(res.DependsOn), rowless)
 }

@@ -34,7 +34,7 @@ func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return api.Resource{}, fmt.Errorf("cannot read stack %s: %w", stack, err)
 	}
-	if err == nil && prior.Dialect != string(template.Terraform) && prior.Status != "DELETE_COMPLETE" {
+	if err == nil && !policyOf(prior.Dialect).Importable && prior.Status != "DELETE_COMPLETE" {
 		return api.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
 			"stack %s is a %s stack: import works on Terraform-language stacks", stack, prior.Dialect)}}
 	}
@@ -43,7 +43,7 @@ func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest
 		return api.Resource{}, &ValidationError{Diagnostics: diags}
 	}
 	defer ps.close()
-	if st.Dialect != template.Terraform {
+	if !st.Policy.Importable {
 		return api.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "", "import works on Terraform-language configurations")}}
 	}
 	res := st.Resource(req.Address)
@@ -54,7 +54,7 @@ func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest
 	}
 	if err != nil || prior.Status == "DELETE_COMPLETE" {
 		source, _ := json.Marshal(req.Source)
-		prior = state.Stack{Tenant: tenant.From(ctx), Name: stack, ID: newID(), Dialect: string(template.Terraform), Status: "IMPORT_COMPLETE",
+		prior = state.Stack{Tenant: tenant.From(ctx), Name: stack, ID: newID(), Dialect: string(st.Dialect), Status: "IMPORT_COMPLETE",
 			Template: source, CreatedAt: e.now(), UpdatedAt: e.now()}
 		if err := e.store.DeleteStack(ctx, key); err != nil && !errors.Is(err, state.ErrNotFound) {
 			return api.Resource{}, err
@@ -94,7 +94,8 @@ func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *pro
 		return state.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(res.Range, res.Name,
 			"Resource already managed by cairn: %s is already in stack %s; to import to this address you must first delete the existing object from the stack", res.Name, stack.Name)}}
 	}
-	r := &run{e: e, op: op, stack: stack, tmpl: st, ps: ps, sc: newScope(ctx, st), req: opRequest{Kind: kindImport, StackID: stack.ID, Dialect: string(template.Terraform)},
+	r := &run{e: e, op: op, stack: stack, tmpl: st, ps: ps, sc: newScope(ctx, st), req: opRequest{Kind: kindImport, StackID: stack.ID, Dialect: string(st.Dialect)},
+		pol:     st.Policy,
 		journal: map[string][]state.JournalEntry{}, base: ctx}
 	rows, err := e.store.ListResources(ctx, keyOf(stack))
 	if err != nil {

@@ -27,7 +27,7 @@ const unknownImportID = `The import block "id" argument depends on resource attr
 // importPending returns the import block of res when a run must import it: res is a managed
 // resource of a Terraform-language stack that rows do not hold an object for.
 func importPending(st *template.Stack, rows map[string]state.Resource, res *template.Resource) *template.Import {
-	if res == nil || st.Dialect != template.Terraform || res.Mode != template.Managed || len(st.Imports) == 0 {
+	if res == nil || res.Mode != template.Managed || len(st.Imports) == 0 {
 		return nil
 	}
 	if row, ok := rows[res.Name]; ok && row.ID != "" {
@@ -96,7 +96,7 @@ func (pv *previewer) planImport(ctx context.Context, res *template.Resource) (st
 	if err != nil {
 		return "", err
 	}
-	row, ds, err := importedObject(ctx, p, pv.e.providerResource(pv.st.Dialect, pv.stackName, pv.stackID, res), res, id)
+	row, ds, err := importedObject(ctx, p, pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, res), res, id)
 	if err != nil {
 		return "", err
 	}

@@ -50,6 +50,20 @@ const (
 	loadCheck                          // every resource is checked with its provider
 )
 
+// dialects are the policies of the dialects parse knows, CloudFormation first.
+var dialects = append(cfn.Policies(), tflang.Policy())
+
+// policyOf is the policy of a stored stack's dialect, for stacks whose template is not parsed
+// (or not yet). A stack without a known dialect is CloudFormation, cairn's first.
+func policyOf(dialect string) template.DialectPolicy {
+	for _, p := range dialects {
+		if string(p.Dialect) == dialect {
+			return p
+		}
+	}
+	return dialects[0]
+}
+
 // parse picks the dialect from the source and parses it.
 func (e *Engine) parse(ctx context.Context, stackName, stackID string, src source, validate bool) (*template.Stack, diag.Diagnostics) {
 	if src.files != nil {
@@ -71,7 +85,7 @@ func (e *Engine) parse(ctx context.Context, stackName, stackID string, src sourc
 			"not a CloudFormation or ROS template: expected AWSTemplateFormatVersion, ROSTemplateFormatVersion or a Resources section")}
 	}
 	if stackID == "" {
-		stackID = e.stackID(stackName, d)
+		stackID = e.stackID(stackName, cfn.Policy(d))
 	}
 	return cfn.Parse(src.name, text, cfn.Options{Parameters: src.params, StackName: stackName, StackID: stackID,
 		Region: e.o.Region, AccountID: e.o.AccountID, Validate: validate, Context: ctx})
@@ -80,7 +94,7 @@ func (e *Engine) parse(ctx context.Context, stackName, stackID string, src sourc
 // appliedConfigs returns, for a Terraform-language stack, the stored configuration of every
 // resource whose last apply succeeded (source.applied); nil for other stacks.
 func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[string]state.Resource {
-	if stack.Dialect != string(template.Terraform) || stack.Status == "DELETE_COMPLETE" {
+	if !policyOf(stack.Dialect).SkipsUnchanged || stack.Status == "DELETE_COMPLETE" {
 		return nil
 	}
 	rows, err := e.store.ListResources(ctx, keyOf(stack))
@@ -123,7 +137,7 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 	if flags&loadCheck != 0 {
 		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID, src))
 		diags = diags.Append(checkEphemerals(ctx, st, ps)) // ephemeral.go
-		if st.Dialect == template.Terraform && !diags.HasErrors() {
+		if st.Policy.ChecksOutputs && !diags.HasErrors() {
 			sc := schemaScope{ctx: ctx, st: st, ps: ps}
 			diags = diags.Append(checkOutputs(st, sc), outputPreconditions(st, sc))
 		}
@@ -196,12 +210,12 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet,
 	if r.Mode == template.Data {
 		return diags // a data source is validated when it is read
 	}
-	if applied != nil && st.Dialect == template.Terraform && props.IsWhollyKnown() {
+	if applied != nil && st.Policy.SkipsUnchanged && props.IsWhollyKnown() {
 		if b, err := value.Marshal(props); err == nil && bytes.Equal(b, applied) {
 			return diags
 		}
 	}
-	resp, err := p.Check(ctx, provider.CheckRequest{Resource: e.providerResource(st.Dialect, stackName, stackID, r), Props: props})
+	resp, err := p.Check(ctx, provider.CheckRequest{Resource: e.providerResource(st.Policy, stackName, stackID, r), Props: props})
 	if err != nil {
 		return diags.Append(diag.Errorf(r.Range, path, "cannot check resource: %s", err))
 	}
@@ -227,27 +241,15 @@ func checkDiag(st *template.Stack, r *template.Resource, f provider.CheckFailure
 // resourcePath is a resource's path in diagnostics: "Resources.X" in CloudFormation,
 // "resource.type.name" / "data.type.name" in the Terraform language.
 func resourcePath(st *template.Stack, r *template.Resource) string {
-	if st.Dialect != template.Terraform {
-		return "Resources." + r.Name
-	}
-	if r.Mode == template.Data {
-		return r.Name
-	}
-	return "resource." + r.Name
+	return st.Policy.Paths(r).Resource
 }
 
 func typePath(st *template.Stack, r *template.Resource) string {
-	if st.Dialect != template.Terraform {
-		return resourcePath(st, r) + ".Type"
-	}
-	return resourcePath(st, r)
+	return st.Policy.Paths(r).Type
 }
 
 func propsPath(st *template.Stack, r *template.Resource) string {
-	if st.Dialect != template.Terraform {
-		return resourcePath(st, r) + ".Properties"
-	}
-	return resourcePath(st, r)
+	return st.Policy.Paths(r).Properties
 }
 
 // locate gives diagnostics without a place the resource's.

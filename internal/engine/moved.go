@@ -128,7 +128,7 @@ func under(name, from string) bool {
 // applyRefactoring journals a run's moves and forgets, so that the rows have their new names
 // before anything is planned; a run resumed after a restart finds them done.
 func (r *run) applyRefactoring(ctx context.Context) error {
-	if !r.tf() || r.tmpl == nil || (len(r.tmpl.Moves) == 0 && len(r.tmpl.Removals) == 0) {
+	if r.tmpl == nil || (len(r.tmpl.Moves) == 0 && len(r.tmpl.Removals) == 0) {
 		return nil
 	}
 	rf := refactor(r.tmpl, r.prior)

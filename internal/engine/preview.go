@@ -54,11 +54,8 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			rows[row.Name] = row
 		}
 	}
-	var rf refactoring // moved.go
-	if st.Dialect == template.Terraform {
-		rf = refactor(st, rows)
-		diags = diags.Append(blockedWarning(rf.blocked))
-	}
+	rf := refactor(st, rows) // moved.go
+	diags = diags.Append(blockedWarning(rf.blocked))
 	sc := newScope(ctx, st)
 	sc.planning = true
 	attachEphemerals(ctx, sc, st, ps) // ephemeral.go
@@ -77,7 +74,7 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 		if err != nil {
 			return api.PreviewResponse{}, err
 		}
-		if req.Refresh && st.Dialect == template.Terraform {
+		if req.Refresh && st.Policy.Refreshable {
 			if err := pv.refresh(ctx, st.Resource(name)); err != nil {
 				return api.PreviewResponse{}, err
 			}
@@ -99,7 +96,7 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	if err := sc.eph.openAll(); err != nil { // as terraform plan opens every ephemeral resource
 		return api.PreviewResponse{}, &ValidationError{Diagnostics: diags.Append(diag.Errorf(diag.Range{}, "", "%s", err))}
 	}
-	if st.Dialect == template.Terraform {
+	if st.Policy.ChecksOutputs {
 		diags = diags.Append(outputPreconditions(st, pv.sc))
 		if diags.HasErrors() {
 			return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
@@ -107,8 +104,8 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 		diags = diags.Append(checkBlocks(st, pv.sc))
 	}
 	if req.Refresh {
-		if st.Dialect != template.Terraform {
-			diags = diags.Append(diag.Diagnostic{Severity: diag.Warning, Summary: "Nothing to refresh", Detail: "This is a " + dialectName(string(st.Dialect)) + " template: " + noReadNote + "."})
+		if !st.Policy.Refreshable {
+			diags = diags.Append(diag.Diagnostic{Severity: diag.Warning, Summary: "Nothing to refresh", Detail: "This is a " + st.Policy.Name + " template: " + noReadNote + "."})
 		} else if err := pv.refreshOrphans(ctx); err != nil {
 			return api.PreviewResponse{}, err
 		}
@@ -167,10 +164,10 @@ func (pv *previewer) change(ctx context.Context, res *template.Resource) (api.Ch
 	if diags.HasErrors() {
 		return ch, nil, &ValidationError{Diagnostics: locate(diags, res, resourcePath(pv.st, res))}
 	}
-	if pv.st.Dialect == template.Terraform {
-		return pv.tfChecked(ctx, p, res, props)
+	if pv.st.Policy.PlansReplacements {
+		return pv.tfChecked(ctx, p, res, props) // preview_tf.go
 	}
-	pr := pv.e.providerResource(pv.st.Dialect, pv.stackName, pv.stackID, res)
+	pr := pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, res)
 	row, had := pv.rows[res.Name]
 	if !had || row.Status == "CREATE_FAILED" {
 		ch.Action = api.ActionAdd

@@ -22,7 +22,7 @@ import (
 // "(sensitive value)", and data sources whose configuration is known are read now.
 func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *template.Resource, props cty.Value) (api.Change, diag.Diagnostics, error) {
 	ch := api.Change{LogicalID: res.Name, Type: res.Type}
-	pr := pv.e.providerResource(pv.st.Dialect, pv.stackName, pv.stackID, res)
+	pr := pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, res)
 	path := resourcePath(pv.st, res)
 	if res.Mode == template.Data {
 		resp, err := p.ReadData(ctx, provider.ReadDataRequest{Resource: pr, Config: props})

@@ -134,7 +134,7 @@ func (ps *providerSet) fingerprintsJSON() []byte {
 // nothing.
 func (e *Engine) resolveProviders(ctx context.Context, tmpl *template.Stack, files map[string]string, upgrade bool) (*providerSet, diag.Diagnostics) {
 	ps := &providerSet{e: e, tmpl: tmpl, inst: map[string]*instance{}}
-	if tmpl.Dialect != template.Terraform || len(tmpl.Requirements) == 0 {
+	if len(tmpl.Requirements) == 0 {
 		return ps, nil
 	}
 	reqs, builtins := splitBuiltin(tmpl.Requirements) // provision.go

@@ -118,7 +118,7 @@ func (e *Engine) checkProvisioners(ctx context.Context, st *template.Stack) diag
 // taintUntilProvisioned marks a row just created for res tainted when res has creation-time
 // provisioners still to run; it reports whether it did.
 func (r *run) taintUntilProvisioned(row *state.Resource, res *template.Resource) bool {
-	if !r.tf() || len(template.ProvisionersOf(res, template.WhenCreate)) == 0 {
+	if len(template.ProvisionersOf(res, template.WhenCreate)) == 0 {
 		return false
 	}
 	row.Status, row.StatusReason = "CREATE_FAILED", provisionPending
@@ -177,7 +177,7 @@ func (r *run) provisionFailed(ctx context.Context, sc *scope, key, token string,
 // with its provisioners pending: it is tainted and its step fails. done is false when
 // there is nothing of the kind and the step goes on as usual.
 func (r *run) resumeProvision(ctx context.Context, sc *scope, res *template.Resource) (done bool, err error) {
-	if !r.tf() || len(template.ProvisionersOf(res, template.WhenCreate)) == 0 {
+	if len(template.ProvisionersOf(res, template.WhenCreate)) == 0 {
 		return false, nil
 	}
 	key := "provision/" + res.Name
@@ -222,7 +222,7 @@ func (r *run) resumeProvision(ctx context.Context, sc *scope, res *template.Reso
 // not be deleted.
 func (r *run) deprovision(ctx context.Context, key string, t target) (fail string, err error) {
 	kind, _, _ := strings.Cut(key, "/")
-	if !r.tf() || r.tmpl == nil || (kind != "delete" && kind != "replace") {
+	if r.tmpl == nil || (kind != "delete" && kind != "replace") {
 		return "", nil
 	}
 	res := r.tmpl.Resource(t.name)

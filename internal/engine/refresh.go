@@ -125,7 +125,7 @@ func (pv *previewer) refresh(ctx context.Context, res *template.Resource) error 
 	if err != nil {
 		return err
 	}
-	return pv.readRow(ctx, p, pv.e.providerResource(pv.st.Dialect, pv.stackName, pv.stackID, res), row, res)
+	return pv.readRow(ctx, p, pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, res), row, res)
 }
 
 // refreshOrphans reads back the stored resources the configuration no longer declares, whose
@@ -141,7 +141,7 @@ func (pv *previewer) refreshOrphans(ctx context.Context) error {
 			continue // it would be deleted with a provider that cannot be configured: the deploy says so
 		}
 		pr := provider.Resource{StackName: pv.stackName, StackID: pv.stackID, Name: name, Type: row.Type,
-			Dialect: string(pv.st.Dialect), Region: pv.e.o.Region, AccountID: pv.e.o.AccountID}
+			Dialect: string(pv.st.Policy.Dialect), Region: pv.e.o.Region, AccountID: pv.e.o.AccountID}
 		if err := pv.readRow(ctx, p, pr, row, nil); err != nil {
 			return err
 		}
@@ -286,7 +286,7 @@ func (pv *previewer) references(ctx context.Context, res *template.Resource) []r
 // refreshThenForward is a deploy's forward phase: the refresh the request asks for, then the
 // walk that applies the configuration.
 func (r *run) refreshThenForward(ctx context.Context) (string, error) {
-	if r.tf() && r.req.Deploy != nil && r.req.Deploy.Refresh {
+	if r.pol.Refreshable && r.req.Deploy != nil && r.req.Deploy.Refresh {
 		if _, done := r.ended(refreshedKey); !done {
 			failure, _, err := r.refreshAll(ctx)
 			if err != nil || failure != "" {
@@ -413,7 +413,7 @@ func (r *run) refreshAll(ctx context.Context) (string, []api.Change, error) {
 		if err != nil {
 			continue
 		}
-		pr := r.e.providerResource(template.Dialect(r.req.Dialect), r.stack.Name, r.req.StackID, &template.Resource{Name: name, Type: row.Type})
+		pr := r.e.providerResource(r.pol, r.stack.Name, r.req.StackID, &template.Resource{Name: name, Type: row.Type})
 		pr.StackKey = r.op.Stack
 		if err := refreshOne(ctx, p, pr, row); err != nil {
 			var sf *stepFailed
@@ -465,8 +465,8 @@ func (e *Engine) Refresh(ctx context.Context, stack string, req api.RefreshReque
 		return api.RefreshResponse{}, fmt.Errorf("cannot find stack %s: %w", stack, err)
 	}
 	resp := api.RefreshResponse{Stack: stack, Drift: []api.Change{}}
-	if prior.Dialect != string(template.Terraform) {
-		resp.Note = fmt.Sprintf("stack %s is a %s stack: %s", stack, dialectName(prior.Dialect), noReadNote)
+	if pol := policyOf(prior.Dialect); !pol.Refreshable {
+		resp.Note = fmt.Sprintf("stack %s is a %s stack: %s", stack, pol.Name, noReadNote)
 		return resp, nil
 	}
 	src := req.Source
@@ -542,13 +542,6 @@ func (e *Engine) Refresh(ctx context.Context, stack string, req api.RefreshReque
 type refreshed struct {
 	resp api.RefreshResponse
 	err  error
-}
-
-func dialectName(d string) string {
-	if d == string(template.ROS) {
-		return "ROS"
-	}
-	return "CloudFormation"
 }
 
 // refreshOnly runs a refresh operation to its end: every resource and data source read,

@@ -58,24 +58,13 @@ func (e *Engine) Validate(ctx context.Context, req api.ValidateRequest) (api.Val
 	return resp, nil
 }
 
-// dialectOf tells a Terraform-language request from a CloudFormation/ROS one.
-func dialectOf(req api.DeployRequest) string {
-	if req.Files != nil {
-		return string(template.Terraform)
-	}
-	return ""
-}
-
-func (e *Engine) providerResource(d template.Dialect, stackName, stackID string, r *template.Resource) provider.Resource {
+func (e *Engine) providerResource(pol template.DialectPolicy, stackName, stackID string, r *template.Resource) provider.Resource {
 	return provider.Resource{StackName: stackName, StackID: stackID, Name: r.Name, Type: r.Type,
-		Dialect: string(d), Region: e.o.Region, AccountID: e.o.AccountID}
+		Dialect: string(pol.Dialect), Region: e.o.Region, AccountID: e.o.AccountID}
 }
 
-func (e *Engine) stackID(name string, d template.Dialect) string {
-	if d == template.ROS {
-		return newID()
-	}
-	return fmt.Sprintf("arn:aws:cloudformation:%s:%s:stack/%s/%s", e.o.Region, e.o.AccountID, name, newID())
+func (e *Engine) stackID(name string, pol template.DialectPolicy) string {
+	return pol.StackID(e.o.Region, e.o.AccountID, name, newID())
 }
 
 // unknownScope is the scope of a validation: every resource exists and nothing is known.
@@ -118,8 +107,9 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		return api.Operation{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
 			"stack %s is in ROLLBACK_FAILED state and can not be updated: delete it (with --retain for resources that cannot be deleted) and deploy again", stack)}}
 	}
-	if prior.Name != "" && prior.Status != "DELETE_COMPLETE" && prior.Dialect != "" && dialectOf(req) != prior.Dialect &&
-		(prior.Dialect == string(template.Terraform) || dialectOf(req) == string(template.Terraform)) {
+	// A stack's template stays a directory of files or one document (CloudFormation and ROS
+	// may take each other's place).
+	if prior.Name != "" && prior.Status != "DELETE_COMPLETE" && prior.Dialect != "" && policyOf(prior.Dialect).FromFiles != (req.Files != nil) {
 		return api.Operation{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
 			"stack %s is a %s stack and this template is not: delete the stack first or use another stack name", stack, prior.Dialect)}}
 	}
@@ -143,7 +133,7 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		}
 	}()
 	if creating {
-		stackID = e.stackID(stack, st.Dialect)
+		stackID = e.stackID(stack, st.Policy)
 		if prior.Name != "" {
 			// A deleted stack, or one whose creation rolled back, holds no resources: deploying
 			// again creates it anew, as CloudFormation does after a delete.
@@ -171,9 +161,9 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		row.CreatedAt, row.Outputs, row.Providers, row.TFState = e.now(), nil, nil, nil
 	}
 	// The run takes over the loaded template and the providers it started, rather than
-	// parsing and launching again; the parse depends on the stack id only in CloudFormation.
+	// parsing and launching again, unless the parse depends on the stack id it did not have.
 	var ho *handoff
-	if stackID == prior.ID || st.Dialect == template.Terraform {
+	if stackID == prior.ID || !st.Policy.ParseUsesStackID {
 		ho = &handoff{tmpl: st, ps: ps}
 		handedOff = true // start closes it if it fails
 	}

@@ -222,9 +222,9 @@ func (r *run) cleanup(ctx context.Context) error {
 	retained := map[string]bool{}
 	deps := map[string][]string{}
 	for name, d := range r.endedWith("update") {
-		// A Terraform provider's update may change the id attribute without replacing
-		// anything; only create_before_destroy leaves an old copy there.
-		if d.failed || (!d.Replaced && (r.tf() || d.Before.ID == d.After.ID)) {
+		// Where the engine plans replacements (a Terraform provider's update may change the id
+		// attribute without replacing anything), only create_before_destroy leaves an old copy.
+		if d.failed || (!d.Replaced && (r.pol.PlansReplacements || d.Before.ID == d.After.ID)) {
 			continue
 		}
 		res := r.tmpl.Resource(name)

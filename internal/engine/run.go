@@ -31,6 +31,7 @@ type run struct {
 	e     *Engine
 	op    state.Operation
 	req   opRequest
+	pol   template.DialectPolicy // the policy of req.Dialect
 	stack state.Stack
 	tmpl  *template.Stack           // deploy, and delete of a Terraform-language stack
 	prior map[string]state.Resource // resource rows when the operation started or resumed
@@ -201,6 +202,7 @@ func (r *run) load(ctx context.Context, ho *handoff) error {
 	if err := json.Unmarshal(r.op.Request, &r.req); err != nil {
 		return fmt.Errorf("cannot decode operation %s: %w", r.op.ID, err)
 	}
+	r.pol = policyOf(r.req.Dialect)
 	st, err := r.e.store.GetStack(ctx, r.op.Stack)
 	if err != nil {
 		return fmt.Errorf("cannot read stack %s: %w", r.op.Stack, err)
@@ -223,7 +225,7 @@ func (r *run) load(ctx context.Context, ho *handoff) error {
 		r.prior[row.Name] = row
 	}
 	src := r.req.Deploy
-	if r.req.Kind == kindDelete && r.req.Dialect == string(template.Terraform) {
+	if r.req.Kind == kindDelete && r.pol.ProviderPlugins {
 		// Deleting needs the provider configurations of the last deploy.
 		src = &api.DeployRequest{}
 		if err := json.Unmarshal(r.stack.Template, src); err != nil {
@@ -375,13 +377,7 @@ func (r *run) enter(ctx context.Context, phase, reason string) error {
 
 // stackType is the type stack events carry.
 func stackType(dialect string) string {
-	switch dialect {
-	case string(template.ROS):
-		return "ALIYUN::ROS::Stack"
-	case string(template.Terraform):
-		return "terraform_stack" // in the naming style of the resource types around it
-	}
-	return "AWS::CloudFormation::Stack"
+	return policyOf(dialect).StackType
 }
 
 // setStatus writes the stack's status and its event.
@@ -390,7 +386,7 @@ func (r *run) setStatus(ctx context.Context, status, reason string) error {
 	if err := r.e.store.PutStack(context.WithoutCancel(ctx), r.stack); err != nil {
 		return fmt.Errorf("cannot write stack %s: %w", r.stack.Name, err)
 	}
-	return r.event(ctx, r.stack.Name, r.stack.ID, stackType(r.req.Dialect), status, reason)
+	return r.event(ctx, r.stack.Name, r.stack.ID, r.pol.StackType, status, reason)
 }
 
 // event appends one resource or stack event and wakes long polls.

@@ -37,7 +37,7 @@ func (e *Engine) PullState(ctx context.Context, stack string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot find stack %s: %w", stack, err)
 	}
-	if row.Dialect != string(template.Terraform) {
+	if !policyOf(row.Dialect).StateFiles {
 		return nil, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
 			"stack %s is a %s stack: only Terraform-language stacks have a terraform state", stack, row.Dialect)}}
 	}

@@ -50,7 +50,7 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 		return api.StatePushResponse{}, fmt.Errorf("cannot read stack %s: %w", stack, err)
 	}
 	fresh := err != nil || prior.Status == "DELETE_COMPLETE"
-	if !fresh && prior.Dialect != string(template.Terraform) {
+	if !fresh && !policyOf(prior.Dialect).StateFiles {
 		return api.StatePushResponse{}, invalid("stack %s is a %s stack: a terraform state can be pushed to Terraform-language stacks only", stack, prior.Dialect)
 	}
 	if prior.Operation != "" {
@@ -66,6 +66,9 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 		return api.StatePushResponse{}, &ValidationError{Diagnostics: diags}
 	}
 	defer ps.close()
+	if !st.Policy.StateFiles {
+		return api.StatePushResponse{}, invalid("a terraform state can be pushed with a Terraform-language configuration only")
+	}
 	rows, diags := adoptRows(ctx, st, ps, tfs)
 	if diags.HasErrors() {
 		return api.StatePushResponse{}, &ValidationError{Diagnostics: diags}
@@ -80,10 +83,10 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 	}
 	// The stack keeps an id of its own: the state's lineage is kept beside it (TFState), or
 	// two stacks pushed the same state would share one id.
-	row := state.Stack{Tenant: tenant.From(ctx), Name: stack, ID: prior.ID, Dialect: string(template.Terraform), Status: "IMPORT_COMPLETE",
+	row := state.Stack{Tenant: tenant.From(ctx), Name: stack, ID: prior.ID, Dialect: string(st.Dialect), Status: "IMPORT_COMPLETE",
 		Template: source, Outputs: outputs, CreatedAt: prior.CreatedAt, UpdatedAt: e.now()}
 	if fresh {
-		row.ID, row.CreatedAt = e.stackID(stack, template.Terraform), e.now()
+		row.ID, row.CreatedAt = e.stackID(stack, st.Policy), e.now()
 		if prior.Name != "" { // a deleted stack: the push makes it anew, as a deploy would
 			if err := e.store.DeleteStack(ctx, key); err != nil && !errors.Is(err, state.ErrNotFound) {
 				return api.StatePushResponse{}, fmt.Errorf("cannot replace stack %s: %w", stack, err)

@@ -1,6 +1,7 @@
 // Package template is the dialect-neutral model of a stack that every template language parses
 // into: resources with their inputs as expressions, dependencies, and per-resource options.
-// Parsers live in subpackages (cfn for CloudFormation and ROS). It imports only leaves.
+// Parsers live in subpackages (cfn for CloudFormation and ROS, tflang for the Terraform
+// language); each hands the engine its dialect's Policy. It imports only leaves.
 package template
 
 import (
@@ -13,9 +14,9 @@ import (
 	"github.com/cairn-dev/cairn/internal/diag"
 )
 
-// Dialect names the template language a stack was written in. It decides request shapes
-// (CloudFormation stringifies custom-resource properties, ROS does not) and failure handling
-// (CloudFormation and ROS roll back).
+// Dialect names the template language a stack was written in, as stored with the stack. The
+// engine goes by the dialect's Policy, not its name; providers see the name (CloudFormation
+// stringifies custom-resource properties, ROS does not).
 type Dialect string
 
 const (
@@ -27,6 +28,7 @@ const (
 // Stack is a parsed, parameter-bound template.
 type Stack struct {
 	Dialect     Dialect
+	Policy      DialectPolicy // how the engine runs stacks of the dialect (policy.go)
 	Description string
 	Parameters  []*Parameter // declared parameters with the values they took
 	Resources   []*Resource  // in template order; resources whose Condition is false are absent

@@ -18,7 +18,8 @@
 // Files: parse.go turns yaml.v3 nodes (JSON is YAML) into a tree of values with positions;
 // the scans run before that are budget's (YAMLTooBig, BracketDepth); stack.go reads the sections;
 // params.go binds parameters; conditions.go decides conditions; eval.go and intrinsics.go
-// evaluate expressions; deps.go finds dependencies and cycles.
+// evaluate expressions; deps.go finds dependencies and cycles; policy.go is how the engine runs the two
+// dialects' stacks.
 //
 // It imports the template model, the budget and the diag and value leaves, nothing else of
 // ours.

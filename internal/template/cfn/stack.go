@@ -106,7 +106,7 @@ func Parse(filename string, src []byte, opts Options) (*template.Stack, diag.Dia
 	dialect, _ := detectKeys(root.keys)
 	p.b = newBinding(dialect, opts, root.get("Mappings"), p.bud.Limits())
 	p.sections(root)
-	st := &template.Stack{Dialect: dialect}
+	st := &template.Stack{Dialect: dialect, Policy: Policy(dialect)}
 	if d := root.get("Description"); d != nil {
 		st.Description = p.text(d, "Description")
 	}

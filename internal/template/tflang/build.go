@@ -23,7 +23,7 @@ import (
 // build binds variables, expands count and for_each (of resources and module calls), and
 // produces the stack: the resources of every module instance, with terraform's addresses.
 func (m *module) build(opts Options) (*template.Stack, hcl.Diagnostics) {
-	st := &template.Stack{Dialect: template.Terraform}
+	st := &template.Stack{Dialect: template.Terraform, Policy: Policy()}
 	ds := m.bindVariables(opts, st)
 	if ds.HasErrors() {
 		return nil, ds

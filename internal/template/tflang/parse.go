@@ -152,3 +152,24 @@ func sourceLine(src []byte, starts []int, n int) string {
 func rangeOf(r hcl.Range) diag.Range {
 	return diag.Range{Filename: r.Filename, Line: r.Start.Line, Column: r.Start.Column}
 }
+
+// Policy is how the engine runs a Terraform-language stack: a failure stops where it is and
+// nothing rolls back; the engine plans replacements; providers are plugins; resources are
+// read back, imported, and kept in a terraform state.
+func Policy() template.DialectPolicy {
+	return template.DialectPolicy{Dialect: template.Terraform, Name: "Terraform-language",
+		StackType:         "terraform_stack", // in the naming style of the resource types around it
+		FromFiles:         true,
+		PlansReplacements: true, OptionalIDs: true, BlindResumedCreates: true, SkipsUnchanged: true,
+		ProviderPlugins: true, ChecksOutputs: true, Refreshable: true, Importable: true, StateFiles: true,
+		ShowsAttributes: true, Paths: paths, StackID: template.StackARN}
+}
+
+// paths: "resource.type.name" and "data.type.name" (a data source's name carries "data.").
+func paths(r *template.Resource) template.ResourcePaths {
+	at := "resource." + r.Name
+	if r.Mode == template.Data {
+		at = r.Name
+	}
+	return template.ResourcePaths{Resource: at, Type: at, Properties: at}
+}

@@ -1,0 +1,73 @@
+package template
+
+import "fmt"
+
+// DialectPolicy is what a dialect tells the engine about running its stacks. The engine asks the
+// policy and never compares dialect names: a new dialect is a parser that sets its policy on
+// the Stacks it makes (Stack.Policy). A policy is a value; its func fields are never nil in
+// a dialect's policy.
+type DialectPolicy struct {
+	// Dialect is the name a stack of this dialect is stored under (state.Stack.Dialect): how a
+	// stored stack finds its policy again.
+	Dialect Dialect
+	// Name names the dialect in messages: "CloudFormation", "ROS", "Terraform-language".
+	Name string
+	// StackType is the type the stack's own events carry.
+	StackType string
+	// FromFiles says the template is a directory of files (api.DeployRequest.Files), not one
+	// document; a stack's template cannot change from one to the other.
+	FromFiles bool
+
+	// RollsBack says a failed create or update rolls back to where the stack was
+	// (CloudFormation and ROS). Otherwise the stack stops where it failed and keeps what was
+	// applied, with the outputs of what was applied (the Terraform language).
+	RollsBack bool
+	// PlansReplacements says the engine replaces a resource itself when its diff or its
+	// configuration asks for it (destroy first or create first, tainted objects, objects a
+	// replacement upstream destroyed), a failed diff fails the step, and a new id from an
+	// update is no replacement. Otherwise a provider's update replaces an object by returning
+	// a new physical id and the old one is deleted in the cleanup phase (CloudFormation).
+	PlansReplacements bool
+	// OptionalIDs says a provider may answer without a physical id: a create then gets an id
+	// of cairn's own and an update keeps the one it had.
+	OptionalIDs bool
+	// BlindResumedCreates says a create repeated after a restart cannot be told from a new
+	// one by the provider, so the repeat says what may exist beside the state. (A custom
+	// resource's handler sees the same RequestId again.)
+	BlindResumedCreates bool
+	// SkipsUnchanged says a resource whose configuration and provider are the ones its last
+	// successful apply stored is neither checked nor planned again (--upgrade checks all).
+	SkipsUnchanged bool
+	// ProviderPlugins says providers are plugins resolved from the template's requirements
+	// and configured from its provider blocks: the stack records their fingerprints, and
+	// deleting it needs the template of its last deploy.
+	ProviderPlugins bool
+	// ParseUsesStackID says the parse depends on the stack's id (AWS::StackId), so a
+	// template parsed before a new stack had its id must be parsed again.
+	ParseUsesStackID bool
+	// ChecksOutputs says outputs are evaluated when the template is loaded and before they
+	// are stored, and one holding a secret must be declared sensitive (terraform's rule).
+	ChecksOutputs bool
+	// Refreshable says the stack's resources are read back through their providers (refresh,
+	// drift); Importable that existing objects can be adopted by address (import); StateFiles
+	// that the stack has a terraform state (state pull and push); ShowsAttributes that a
+	// described resource shows its stored attributes.
+	Refreshable, Importable, StateFiles, ShowsAttributes bool
+
+	// Paths says where a resource is in diagnostics.
+	Paths func(r *Resource) ResourcePaths
+	// StackID makes the id of a new stack from the region, account, stack name and a fresh
+	// unique id.
+	StackID func(region, account, name, unique string) string
+}
+
+// ResourcePaths are the paths of a resource, of its type and of its properties in
+// diagnostics.
+type ResourcePaths struct {
+	Resource, Type, Properties string
+}
+
+// StackARN is a CloudFormation stack id.
+func StackARN(region, account, name, unique string) string {
+	return fmt.Sprintf("arn:aws:cloudformation:%s:%s:stack/%s/%s", region, account, name, unique)
+}
