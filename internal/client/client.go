@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,15 +23,21 @@ type Client struct {
 	base  string
 	token string
 	hc    *http.Client
+	retry Retry
 }
 
 // New returns a client of the server at baseURL (such as "http://127.0.0.1:8080"), sending
-// token as a bearer token unless it is empty. hc nil: http.DefaultClient.
-func New(baseURL, token string, hc *http.Client) *Client {
+// token as a bearer token unless it is empty. hc nil: http.DefaultClient. Idempotent requests
+// are retried with DefaultRetry unless an option says otherwise.
+func New(baseURL, token string, hc *http.Client, opts ...Option) *Client {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: hc}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: hc, retry: DefaultRetry}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // Validate checks a template and its parameters without touching any stack.
@@ -154,29 +161,15 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, bo
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	var rd io.Reader
+	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return fmt.Errorf("cannot encode the request: %w", err)
 		}
-		rd = bytes.NewReader(b)
+		payload = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return fmt.Errorf("cannot build the request: %w", err)
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.roundTrip(ctx, method, u, payload, header)
 	if err != nil {
 		return err
 	}
@@ -195,6 +188,49 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, bo
 		return fmt.Errorf("cannot decode the answer to %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// roundTrip sends the request, again while it is retryable (c.retry), and returns the answer
+// or, when none came, an *UnreachableError (or ctx's error once ctx has ended).
+func (c *Client) roundTrip(ctx context.Context, method, u string, payload []byte, header http.Header) (*http.Response, error) {
+	for try := 1; ; try++ {
+		var rd io.Reader
+		if payload != nil {
+			rd = bytes.NewReader(payload)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u, rd)
+		if err != nil {
+			return nil, fmt.Errorf("cannot build the request: %w", err)
+		}
+		for k, vs := range header {
+			req.Header[k] = vs
+		}
+		req.Header.Set("Accept", "application/json")
+		if payload != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := c.hc.Do(req)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if try < c.retry.Attempts && retryable(method, err) {
+			if serr := sleep(ctx, c.retry.wait(try)); serr == nil {
+				continue
+			}
+			return nil, err
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is in the message already
+		}
+		return nil, &UnreachableError{URL: c.base, Attempts: try, Err: err}
+	}
 }
 
 func decodeError(status int, data []byte) *api.Error {

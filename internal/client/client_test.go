@@ -198,7 +198,7 @@ func TestClientFailures(t *testing.T) {
 		_, _ = io.WriteString(w, "not json")
 	}))
 	defer srv.Close()
-	c := New(srv.URL, "", nil)
+	c := New(srv.URL, "", nil, WithRetry(Retry{})) // the server stays down: no retry
 
 	_, err := c.Stacks(context.Background())
 	var ae *api.Error
@@ -213,7 +213,8 @@ func TestClientFailures(t *testing.T) {
 	}
 
 	srv.Close()
-	if _, err := c.Stack(context.Background(), "s"); err == nil || errors.As(err, &ae) {
-		t.Errorf("an unreachable server: err = %v, want a transport error", err)
+	var ue *UnreachableError
+	if _, err := c.Stack(context.Background(), "s"); !errors.As(err, &ue) || ue.Attempts != 1 || errors.As(err, &ae) {
+		t.Errorf("an unreachable server: err = %v, want an *UnreachableError after one try", err)
 	}
 }
