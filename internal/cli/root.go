@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -14,7 +12,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/cairn-dev/cairn/internal/app"
-	"github.com/cairn-dev/cairn/internal/client"
 )
 
 // timeZone is where times are shown; tests set UTC.
@@ -25,6 +22,7 @@ type runner struct {
 	env     Env
 	server  string
 	token   string
+	caFile  string
 	dir     string
 	output  string
 	verbose bool
@@ -50,6 +48,7 @@ func (r *runner) rootCommand() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&r.server, "server", "", "base URL of a cairn server (env CAIRN_SERVER); empty: run cairn in-process")
 	pf.StringVar(&r.token, "token", "", "API bearer token (env CAIRN_TOKEN); with server: the token to require")
+	pf.StringVar(&r.caFile, "ca-file", "", "PEM bundle of the CAs to trust, besides the system's, for an https --server (env CAIRN_CA_FILE)")
 	pf.StringVar(&r.dir, "dir", "", "state directory (env CAIRN_DIR; default .cairn)")
 	pf.StringVarP(&r.output, "output", "o", "text", "output format: text or json")
 	pf.BoolVarP(&r.verbose, "verbose", "v", false, "in-process: log at info level to stderr (default: warnings only)")
@@ -95,6 +94,7 @@ func (r *runner) fromEnv(cmd *cobra.Command) {
 	}
 	fill("server", &r.server, "CAIRN_SERVER", "")
 	fill("token", &r.token, "CAIRN_TOKEN", "")
+	fill("ca-file", &r.caFile, "CAIRN_CA_FILE", "")
 	fill("dir", &r.dir, "CAIRN_DIR", ".cairn")
 	if v := r.env.Getenv("CAIRN_PLUGIN_DIR"); v != "" && !cmd.Flags().Changed("plugin-dir") {
 		r.pluginDirs = filepath.SplitList(v)
@@ -137,34 +137,6 @@ func (r *runner) inProcessConfig() app.Config {
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: level}))
 	return cfg
-}
-
-// connect returns a client of --server, or of a cairn started in-process; stop stops the
-// latter (with a 10 s deadline) and must be called. Both go through the same HTTP API.
-func (r *runner) connect(ctx context.Context) (c *client.Client, stop func(), err error) {
-	if r.server != "" {
-		return client.New(r.server, r.token, nil), func() {}, nil
-	}
-	if r.env.Start == nil {
-		return nil, nil, fmt.Errorf("no server given (--server or CAIRN_SERVER) and this build cannot run cairn in-process")
-	}
-	a, err := r.env.Start(ctx, r.inProcessConfig())
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot start cairn in-process: %w", err)
-	}
-	r.inProcess = true
-	if ca := a.CAFile(); ca != "" && r.output != "json" {
-		// Handlers that PUT over HTTPS must trust cairn's own CA; say how, once per run.
-		fmt.Fprintf(r.env.Stderr, "cairn: HTTPS uses cairn's own CA: give handlers NODE_EXTRA_CA_CERTS=%s or SSL_CERT_FILE=%s\n", ca, ca)
-	}
-	stop = func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := a.Shutdown(sctx); err != nil {
-			fmt.Fprintf(r.env.Stderr, "warning: cannot stop cairn cleanly: %s\n", err)
-		}
-	}
-	return client.New(a.URL(), a.Token(), nil), stop, nil
 }
 
 // view renders on stdout in the format --output chose.

@@ -124,6 +124,7 @@ func (r *runner) report(err error) int {
 	if err == nil {
 		return exitOK
 	}
+	err = r.explain(err)
 	stderr := r.env.Stderr
 	var ue *usageError
 	var ee *exitError
