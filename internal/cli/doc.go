@@ -8,6 +8,7 @@
 // the rendering. Commands decide what to show; views decide only how.
 //
 // It may import api, internal/client and internal/app (for Config and App, and
-// RotateSecretsKey, which works on a state directory rather than through the API); it holds
-// no engine logic.
+// RotateSecretsKey, which works on a state directory rather than through the API), and the
+// version constants of template/tflang and provider/tfplugin for `cairn version`; it holds no
+// engine logic.
 package cli

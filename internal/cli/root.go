@@ -42,7 +42,9 @@ func (r *runner) rootCommand() *cobra.Command {
 			"cairn in-process on the state in --dir.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       strings.TrimSuffix(buildVersion().text(), "\n"),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	pf := root.PersistentFlags()
@@ -61,6 +63,7 @@ func (r *runner) rootCommand() *cobra.Command {
 	root.AddCommand(r.stateCommand())
 	root.AddCommand(r.refreshCommand())
 	root.AddCommand(r.initCommand())
+	root.AddCommand(r.versionCommand())
 	return root
 }
 

@@ -27,6 +27,10 @@ var handshake = plugin.HandshakeConfig{
 	MagicCookieValue: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
 }
 
+// Protocols are the tfplugin protocol versions cairn speaks to providers, offered in this
+// order (`cairn version` shows them).
+var Protocols = []int{5, 6}
+
 // maxMessage is terraform's gRPC message limit (gRPC's default is 4 MiB): a large state or
 // schema travels as one message.
 const maxMessage = 256 << 20
@@ -62,7 +66,7 @@ type process struct {
 // at debug level; the last lines of its stderr are kept for the error when it crashes.
 func launch(name, executable, dir string, log *slog.Logger, versions ...int) (*process, error) {
 	if len(versions) == 0 {
-		versions = []int{5, 6}
+		versions = Protocols
 	}
 	plugins := map[int]plugin.PluginSet{}
 	for _, v := range versions {
