@@ -45,7 +45,7 @@ func (r *runner) rootCommand() *cobra.Command {
 		Version:       strings.TrimSuffix(buildVersion().text(), "\n"),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.CompletionOptions.DisableDefaultCmd = true // completion.go has its own, with examples
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&r.server, "server", "", "base URL of a cairn server (env CAIRN_SERVER); empty: run cairn in-process")
@@ -64,6 +64,8 @@ func (r *runner) rootCommand() *cobra.Command {
 	root.AddCommand(r.refreshCommand())
 	root.AddCommand(r.initCommand())
 	root.AddCommand(r.versionCommand())
+	root.AddCommand(r.completionCommand())
+	r.completeStacks(root)
 	return root
 }
 
