@@ -66,6 +66,7 @@ func (r *runner) rootCommand() *cobra.Command {
 	root.AddCommand(r.versionCommand())
 	root.AddCommand(r.completionCommand())
 	r.completeStacks(root)
+	setExamples(root)
 	return root
 }
 
