@@ -73,7 +73,7 @@ func TestUntrustedCA(t *testing.T) {
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
 	srv.StartTLS()
 	defer srv.Close()
-		got := runEnv(t, nil, "stacks", "--server", srv.URL)
+	got := runEnv(t, nil, "stacks", "--server", srv.URL)
 	if got.Code != 1 || !strings.Contains(got.Stderr, "cannot reach the cairn server at "+srv.URL+": its TLS certificate is signed by an authority this machine does not trust") ||
 		!strings.Contains(got.Stderr, "--ca-file FILE (or CAIRN_CA_FILE)") {
 		t.Errorf("without --ca-file: exit %d, stderr:\n%s", got.Code, got.Stderr)
