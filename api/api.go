@@ -138,6 +138,9 @@ type PreviewResponse struct {
 	// Drift is what a preview with Refresh found changed outside cairn and relevant to the
 	// plan (see RefreshResponse.Drift).
 	Drift []Change `json:"drift,omitempty"`
+	// Parameters are the values the deploy would bind, NoEcho ones masked: for a
+	// CloudFormation or ROS stack, those not given keep their values of the last deploy.
+	Parameters []Parameter `json:"parameters,omitempty"`
 }
 
 // Operation is a running or finished deploy or delete.

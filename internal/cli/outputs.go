@@ -6,11 +6,15 @@ import (
 
 func (r *runner) outputsCommand() *cobra.Command {
 	var stack string
+	var showSecrets bool
 	cmd := &cobra.Command{
 		Use:   "outputs --stack NAME",
 		Short: "Print a stack's outputs",
+		Long: "Print a stack's outputs. Secrets (sensitive outputs, values from NoEcho parameters or NoEcho\n" +
+			"custom-resource data) show as **** unless --show-secrets asks for their values.",
 	}
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
+	cmd.Flags().BoolVar(&showSecrets, "show-secrets", false, "print the values of secret outputs instead of ****")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		if err := required("--stack", stack); err != nil {
 			return err
@@ -22,6 +26,9 @@ func (r *runner) outputsCommand() *cobra.Command {
 		}
 		defer closeApp()
 		outs, err := c.Outputs(ctx, stack)
+		if showSecrets {
+			outs, err = c.OutputsWithSecrets(ctx, stack)
+		}
 		if err != nil {
 			return err
 		}

@@ -53,6 +53,12 @@ func writePreview(w io.Writer, p api.PreviewResponse, colour bool) {
 		idW, typeW = max(idW, len(c.LogicalID)), max(typeW, len(c.Type))
 		counts[c.Action]++
 	}
+	defer func() {
+		if len(p.Parameters) > 0 { // the values the deploy binds, those kept from the last one included
+			fmt.Fprintln(w, "\nParameters:")
+			writeParameters(w, p.Parameters)
+		}
+	}()
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "No changes.")
 		return

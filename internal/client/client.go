@@ -115,12 +115,22 @@ func (c *Client) Stacks(ctx context.Context) ([]api.Stack, error) {
 	return body.Stacks, err
 }
 
-// Outputs returns a stack's outputs.
+// Outputs returns a stack's outputs, secrets masked.
 func (c *Client) Outputs(ctx context.Context, name string) ([]api.Output, error) {
+	return c.outputs(ctx, name, nil)
+}
+
+// OutputsWithSecrets returns a stack's outputs with the values of their secrets
+// (GET .../outputs?show-secrets=true).
+func (c *Client) OutputsWithSecrets(ctx context.Context, name string) ([]api.Output, error) {
+	return c.outputs(ctx, name, url.Values{"show-secrets": {"true"}})
+}
+
+func (c *Client) outputs(ctx context.Context, name string, q url.Values) ([]api.Output, error) {
 	var body struct {
 		Outputs []api.Output `json:"outputs"`
 	}
-	err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(name)+"/outputs", nil, nil, &body)
+	err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(name)+"/outputs", q, nil, &body)
 	return body.Outputs, err
 }
 

@@ -182,7 +182,8 @@ func TestReplacementDeletesOldCopyAfterSuccess(t *testing.T) {
 	}
 	h := newHarness(t, fake)
 	h.deploy("s", chain)
-	op := h.deploy("s", strings.Replace(chain, "Default: 1", "Default: 2", 1))
+	// Size= takes the new Default: not given, Size would keep its value of the last deploy.
+	op := h.deploy("s", strings.Replace(chain, "Default: 1", "Default: 2", 1), withParams("Size", ""))
 	if op.StackStatus != "UPDATE_COMPLETE" {
 		t.Fatalf("update: %+v", op)
 	}
@@ -282,7 +283,7 @@ func TestUpdateFailureRollsBackWithSwappedProperties(t *testing.T) {
 		return provider.UpdateResponse{ID: id, Outputs: req.NewProps}, nil
 	}
 	tmpl := strings.Replace(strings.Replace(chain, "Default: 1", "Default: 2", 1), "Label: b}", "Label: broken}", 1)
-	op := h.deploy("s", tmpl)
+	op := h.deploy("s", tmpl, withParams("Size", "")) // the new Default (params_test.go)
 	if op.StackStatus != "UPDATE_ROLLBACK_COMPLETE" {
 		t.Fatalf("op = %+v", op)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/dag"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
@@ -160,7 +159,7 @@ func (r *run) outputs(sc *scope) ([]byte, diag.Diagnostics) {
 			return nil, diags
 		}
 	}
-	outs := []api.Output{}
+	outs := []storedOutput{}
 	for _, o := range r.tmpl.Outputs {
 		v, ds := o.Value.Eval(sc)
 		if ds.HasErrors() {
@@ -170,7 +169,9 @@ func (r *run) outputs(sc *scope) ([]byte, diag.Diagnostics) {
 		if uv, _ := v.Unmark(); uv.IsKnown() && uv.IsNull() {
 			continue // terraform does not list a null output either
 		}
-		outs = append(outs, api.Output{Name: o.Name, Description: o.Description, Value: value.Masked(v, api.UnknownMarker)})
+		so, err := newStoredOutput(o.Name, o.Description, v)
+		diags = diags.Append(err)
+		outs = append(outs, so)
 	}
 	b, err := json.Marshal(outs)
 	return b, diags.Append(err)

@@ -27,6 +27,9 @@ type source struct {
 	varFiles []string
 	env      map[string]string
 	params   map[string]string
+	// previous holds the parameter values of the stack's last deploy when its dialect
+	// RemembersParameters (rememberedParameters): those a redeploy is not given keep them.
+	previous map[string]string
 	upgrade  bool
 	workDir  string // where the client read the configuration (api.DeployRequest.WorkDir)
 	// applied holds the stored configuration (value.Marshal) of each resource whose last
@@ -87,7 +90,7 @@ func (e *Engine) parse(ctx context.Context, stackName, stackID string, src sourc
 	if stackID == "" {
 		stackID = e.stackID(stackName, cfn.Policy(d))
 	}
-	return cfn.Parse(src.name, text, cfn.Options{Parameters: src.params, StackName: stackName, StackID: stackID,
+	return cfn.Parse(src.name, text, cfn.Options{Parameters: src.params, Previous: src.previous, StackName: stackName, StackID: stackID,
 		Region: e.o.Region, AccountID: e.o.AccountID, Validate: validate, Context: ctx})
 }
 

@@ -39,6 +39,9 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	if !fresh && !req.Upgrade {
 		src.applied, src.appliedWith = e.appliedConfigs(ctx, prior), fingerprints(prior.Providers)
 	}
+	if !fresh {
+		src.previous = rememberedParameters(prior) // the values the deploy would keep
+	}
 	st, ps, diags := e.load(ctx, stack, stackID, src, loadCheck)
 	if st == nil {
 		return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
@@ -63,6 +66,9 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	pv := previewer{e: e, st: st, ps: ps, sc: sc, rows: rows, appliedWith: src.appliedWith, stackName: stack, stackID: stackID,
 		changed: map[string]bool{}}
 	resp := api.PreviewResponse{Stack: stack, Dialect: string(st.Dialect), Changes: []api.Change{}, LockFile: string(ps.lock)}
+	if st.Policy.RemembersParameters {
+		resp.Parameters = apiParameters(st.Parameters) // what the deploy would bind, kept ones included
+	}
 	for _, name := range topoOrder(st) {
 		if st.Provider(name) != nil {
 			if _, err := ps.configured(ctx, pv.sc, "", name); err != nil {

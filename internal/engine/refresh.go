@@ -564,12 +564,12 @@ func (r *run) refreshOnly(ctx context.Context) (api.RefreshResponse, error) {
 		if diags.HasErrors() {
 			failure = "Outputs could not be evaluated: " + reasonOf(diags.Err())
 		} else {
-			var now []api.Output
-			_ = json.Unmarshal(outs, &now)
+			var now []storedOutput
+			_ = decodeOutputs(outs, &now)
 			for i, o := range now {
 				b, had := before[o.Name]
 				if o.Value == api.UnknownMarker { // it names a resource deleted outside cairn: keep what was stored
-					now[i].Value = b
+					now[i].Value, now[i].Secret = b, secretOf(r.stack.Outputs, o.Name)
 					continue
 				}
 				if !had || !sameJSON(b, o.Value) {

@@ -121,6 +121,9 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	if !creating && !req.Upgrade {
 		src.applied, src.appliedWith = e.appliedConfigs(ctx, prior), fingerprints(prior.Providers)
 	}
+	if !creating {
+		src.previous = rememberedParameters(prior)
+	}
 	st, ps, diags := e.load(ctx, stack, stackID, src, loadCheck)
 	if st == nil {
 		return api.Operation{}, &ValidationError{Diagnostics: diags}
@@ -143,6 +146,9 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		}
 	}
 	req, ephemeralVars := storedRequest(req, st) // ephemeral.go: their values are never stored
+	if st.Policy.RemembersParameters {
+		req.Parameters = boundParameters(st) // what the next deploy keeps (and a resumed run binds again)
+	}
 	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req, EphemeralVars: ephemeralVars}
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
@@ -273,6 +279,32 @@ func validStackName(name string) error {
 			"invalid stack name %q: use up to 128 letters, digits and hyphens, starting with a letter", name)}}
 	}
 	return nil
+}
+
+// rememberedParameters are the parameter values of a stack's last deploy, which a redeploy
+// keeps when its dialect RemembersParameters (nil otherwise): the stored request holds every
+// declared parameter's bound text (boundParameters), sealed at rest like the rest of it.
+func rememberedParameters(prior state.Stack) map[string]string {
+	if prior.Name == "" || prior.Status == "DELETE_COMPLETE" || !policyOf(prior.Dialect).RemembersParameters || len(prior.Template) == 0 {
+		return nil
+	}
+	var req api.DeployRequest
+	if err := json.Unmarshal(prior.Template, &req); err != nil {
+		return nil // a template that cannot be read keeps nothing; every parameter is bound anew
+	}
+	return req.Parameters
+}
+
+// boundParameters is the text each of st's parameters was bound from (template.Parameter.Text),
+// given, kept or its Default: a later deploy that is not given a parameter keeps this value.
+func boundParameters(st *template.Stack) map[string]string {
+	out := make(map[string]string, len(st.Parameters))
+	for _, p := range st.Parameters {
+		if p.HasText && !p.Ephemeral {
+			out[p.Name] = p.Text
+		}
+	}
+	return out
 }
 
 // apiParameters describes parameters for people, NoEcho values masked.

@@ -370,10 +370,10 @@ func markPaths(v cty.Value, marks []cty.PathValueMarks) cty.Value {
 	return value.MarkPaths(v, kept)
 }
 
-// pushedOutputs are a state's root outputs as the stack keeps them (api.Output, masked), in
+// pushedOutputs are a state's root outputs as the stack keeps them (storedOutput), in
 // the configuration's order.
 func pushedOutputs(st *template.Stack, tfs *tfstate.State) ([]byte, error) {
-	outs := []api.Output{}
+	outs := []storedOutput{}
 	for _, o := range st.Outputs {
 		so, ok := tfs.Outputs[o.Name]
 		if !ok {
@@ -390,7 +390,11 @@ func pushedOutputs(st *template.Stack, tfs *tfstate.State) ([]byte, error) {
 		if so.Sensitive || o.Sensitive {
 			v = value.Secret(v)
 		}
-		outs = append(outs, api.Output{Name: o.Name, Description: o.Description, Value: value.Masked(v, api.UnknownMarker)})
+		sto, err := newStoredOutput(o.Name, o.Description, v)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, sto)
 	}
 	return json.Marshal(outs)
 }

@@ -38,10 +38,11 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 	return nil
 }
 
-// query holds the query parameters of the long polls.
+// query holds the query parameters of the long polls and of outputs.
 type query struct {
-	after int64
-	wait  time.Duration
+	after       int64
+	wait        time.Duration
+	showSecrets bool // outputs?show-secrets=true
 }
 
 // parseQuery parses the named query parameters and refuses any other.
@@ -69,6 +70,11 @@ func parseQuery(r *http.Request, names ...string) (query, error) {
 			q.wait, err = parseWait(vals[0])
 			if err != nil {
 				return q, err
+			}
+		case "show-secrets":
+			q.showSecrets, err = strconv.ParseBool(vals[0])
+			if err != nil || vals[0] != "true" && vals[0] != "false" {
+				return q, &requestError{msg: fmt.Sprintf("query parameter show-secrets=%q: want true or false", vals[0])}
 			}
 		}
 	}

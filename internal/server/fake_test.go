@@ -19,6 +19,7 @@ type fakeEngine struct {
 	RefreshFn   func(ctx context.Context, stack string, req api.RefreshRequest) (api.RefreshResponse, error)
 	StacksFn    func(ctx context.Context) ([]api.Stack, error)
 	StackFn     func(ctx context.Context, name string) (api.Stack, error)
+	OutputsFn   func(ctx context.Context, name string, showSecrets bool) ([]api.Output, error)
 	EventsFn    func(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
 	OperationFn func(ctx context.Context, id string) (api.Operation, error)
 	WaitFn      func(ctx context.Context, id string) (api.Operation, error)
@@ -85,6 +86,15 @@ func (f *fakeEngine) Stack(ctx context.Context, name string) (api.Stack, error) 
 		return api.Stack{}, errNotImplemented
 	}
 	return f.StackFn(ctx, name)
+}
+
+// Outputs falls back to the outputs of StackFn's stack.
+func (f *fakeEngine) Outputs(ctx context.Context, name string, showSecrets bool) ([]api.Output, error) {
+	if f.OutputsFn != nil {
+		return f.OutputsFn(ctx, name, showSecrets)
+	}
+	st, err := f.Stack(ctx, name)
+	return st.Outputs, err
 }
 
 func (f *fakeEngine) Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error) {

@@ -98,9 +98,15 @@ func (s *Server) stack(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusOK, st, err)
 }
 
+// outputs answers a stack's outputs, secrets masked unless ?show-secrets=true.
 func (s *Server) outputs(w http.ResponseWriter, r *http.Request) {
-	st, err := s.eng.Stack(r.Context(), r.PathValue("name"))
-	s.reply(w, r, http.StatusOK, OutputList{Outputs: nonNil(st.Outputs)}, err)
+	q, err := parseQuery(r, "show-secrets")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	outs, err := s.eng.Outputs(r.Context(), r.PathValue("name"), q.showSecrets)
+	s.reply(w, r, http.StatusOK, OutputList{Outputs: nonNil(outs)}, err)
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {

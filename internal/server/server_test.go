@@ -96,6 +96,12 @@ func echoEngine() *fakeEngine {
 			return api.Stack{Name: name, ID: "id", Dialect: "ros", Status: "CREATE_COMPLETE", CreatedAt: t0, UpdatedAt: t0,
 				Outputs: []api.Output{{Name: "Url", Value: "https://x"}}}, nil
 		},
+		OutputsFn: func(_ context.Context, _ string, showSecrets bool) ([]api.Output, error) {
+			if showSecrets {
+				return []api.Output{{Name: "Pass", Value: "s3cret"}}, nil
+			}
+			return []api.Output{{Name: "Url", Value: "https://x"}}, nil
+		},
 		EventsFn: func(_ context.Context, stack string, after int64, _ int) ([]api.Event, error) {
 			return []api.Event{{Seq: after + 1, Stack: stack, LogicalID: stack, Type: "AWS::CloudFormation::Stack", Status: "CREATE_COMPLETE", Timestamp: t0}}, nil
 		},
@@ -175,6 +181,16 @@ func TestRoutes(t *testing.T) {
 			reason: "GET /v1/stacks/{name}/outputs answers only the outputs.",
 			req:    call{method: "GET", path: "/v1/stacks/demo/outputs"},
 			status: 200, want: `{"outputs":[{"name":"Url","value":"https://x"}]}`,
+		},
+		"OutputsShowSecrets": {
+			reason: "GET /v1/stacks/{name}/outputs?show-secrets=true asks for the secrets' values.",
+			req:    call{method: "GET", path: "/v1/stacks/demo/outputs?show-secrets=true"},
+			status: 200, want: `{"outputs":[{"name":"Pass","value":"s3cret"}]}`,
+		},
+		"OutputsShowSecretsBad": {
+			reason: "show-secrets takes true or false.",
+			req:    call{method: "GET", path: "/v1/stacks/demo/outputs?show-secrets=yes"},
+			status: 400, want: `{"code":"invalid_request","message":"query parameter show-secrets=\"yes\": want true or false"}`,
 		},
 		"Events": {
 			reason: "GET /v1/stacks/{name}/events?after=N passes N on and answers at once when there are events.",

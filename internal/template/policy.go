@@ -48,6 +48,11 @@ type DialectPolicy struct {
 	// ChecksOutputs says outputs are evaluated when the template is loaded and before they
 	// are stored, and one holding a secret must be declared sensitive (terraform's rule).
 	ChecksOutputs bool
+	// RemembersParameters says a redeploy keeps the value a declared parameter had when it
+	// is not given, as `aws cloudformation deploy` does (template.Parameter.Text, stored
+	// sealed with the stack's request); otherwise every deploy binds its values anew, as
+	// terraform's -var does.
+	RemembersParameters bool
 	// Refreshable says the stack's resources are read back through their providers (refresh,
 	// drift); Importable that existing objects can be adopted by address (import); StateFiles
 	// that the stack has a terraform state (state pull and push); ShowsAttributes that a

@@ -118,6 +118,11 @@ type Parameter struct {
 	Range       diag.Range
 	// Ephemeral says the value must not be stored (a Terraform `variable { ephemeral = true }`).
 	Ephemeral bool
+	// Text is the text Value was bound from (given, kept from the last deploy, or the
+	// Default), which a dialect whose policy RemembersParameters keeps for the next deploy.
+	// HasText is false when there is none (a validation without a value).
+	Text    string
+	HasText bool
 }
 
 // Policy says what happens to a resource's physical object when the resource leaves the stack

@@ -96,7 +96,11 @@ func (f *Fake) Diff(ctx context.Context, req provider.DiffRequest) (provider.Dif
 	for _, k := range union(value.Keys(req.OldProps), value.Keys(req.NewProps)) {
 		o, _ := value.Get(req.OldProps, k)
 		n, ok := value.Get(req.NewProps, k)
-		if !ok || o == cty.NilVal || !n.IsWhollyKnown() || !o.Equals(n).True() {
+		if !ok || o == cty.NilVal || !n.IsWhollyKnown() {
+			keys = append(keys, k)
+			continue
+		}
+		if eq, _ := o.Equals(n).Unmark(); !eq.True() { // secrets (NoEcho) are marked
 			keys = append(keys, k)
 		}
 	}

@@ -131,8 +131,14 @@ func (p *parser) parameter(name string, rng diag.Range, pn *node) *template.Para
 		prm.NoEcho = true
 	}
 	p.checkConstraints(pn)
-	raw, given := p.opts.Parameters[name]
 	def := pn.get("Default")
+	raw, given := p.opts.Parameters[name]
+	if given && raw == "" && def != nil {
+		given = false // --parameter K= takes the Default, whatever the last deploy had
+	} else if !given {
+		raw, given = p.opts.Previous[name] // kept from the last deploy (UsePreviousValue)
+	}
+	prm.Text, prm.HasText = raw, given
 	switch {
 	case given:
 		prm.Value = p.paramValue(pn, at, kind, raw)
@@ -141,6 +147,9 @@ func (p *parser) parameter(name string, rng diag.Range, pn *node) *template.Para
 		ev := p.b.evaluator(p.bud, nil)
 		prm.Value = ev.eval(def)
 		p.diags = p.diags.Append(ev.diags)
+		if b, err := value.ToJSON(prm.Value); err == nil && prm.Value.IsWhollyKnown() {
+			prm.Text, prm.HasText = string(b), true
+		}
 	case def != nil && def.kind == kList:
 		// A list default written as a list rather than as "a,b".
 		var parts []string
@@ -151,12 +160,14 @@ func (p *parser) parameter(name string, rng diag.Range, pn *node) *template.Para
 			}
 			parts = append(parts, s)
 		}
-		prm.Value = p.paramValue(pn, at, kind, strings.Join(parts, ","))
+		prm.Text, prm.HasText = strings.Join(parts, ","), true
+		prm.Value = p.paramValue(pn, at, kind, prm.Text)
 	case def != nil:
 		s, ok := def.str()
 		if !ok {
 			p.errf(def, "the Default of parameter %s must be a string", name)
 		}
+		prm.Text, prm.HasText = s, true
 		prm.Value = p.paramValue(pn, at, kind, s)
 	case p.opts.Validate:
 		prm.Value = unknownOf(p.b.dialect, kind)

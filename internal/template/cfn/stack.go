@@ -19,6 +19,12 @@ import (
 // Options bind a template to a stack.
 type Options struct {
 	Parameters map[string]string // values given by the user (--parameter K=V), all strings as in CloudFormation
+	// Previous holds the values the stack's last deploy bound (Parameter.Text), which a
+	// redeploy keeps as `aws cloudformation deploy` does (UsePreviousValue): a declared
+	// parameter not in Parameters takes its previous value before its Default. A parameter
+	// given empty (--parameter K=) takes its Default instead, or the empty string when it has
+	// none. Entries the template no longer declares are dropped.
+	Previous map[string]string
 	// Pseudo parameters. AWS::Partition derives from Region: "aws-cn" in cn-* regions, else "aws".
 	StackName, StackID, Region, AccountID string
 	// Validate makes a parameter with neither value nor Default an unknown value instead of an
