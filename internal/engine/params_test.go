@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/providertest"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/value"
@@ -168,5 +169,31 @@ output "name" { value = var.name }
 	h.deploy("tf", "", func(r *api.DeployRequest) { r.Files = files })
 	if got := h.describe("tf").Outputs; len(got) != 1 || got[0].Value != "d" {
 		t.Errorf("a Terraform-language redeploy without -var: outputs %+v, want the default (terraform does not remember -var)", got)
+	}
+}
+
+// TestRolledBackUpdateRemembersWhatWorked: an update that fails and rolls back leaves the
+// stack with its previous template and parameters, as CloudFormation does, so the next deploy
+// without parameters keeps the values that worked, not the ones that failed.
+func TestRolledBackUpdateRemembersWhatWorked(t *testing.T) {
+	fake := &providertest.Fake{}
+	h := newHarness(t, fake)
+	if op := h.deploy("s", remembered, withParams("Size", "5", "Name", "good", "Pass", "s3cret")); op.StackStatus != "CREATE_COMPLETE" {
+		t.Fatalf("create: %s %s", op.StackStatus, op.StatusReason)
+	}
+	fake.UpdateFn = func(_ context.Context, req provider.UpdateRequest) (provider.UpdateResponse, error) {
+		if name, _ := req.NewProps.GetAttr("Name").Unmark(); name.AsString() == "bad" {
+			return provider.UpdateResponse{}, errors.New("bad name")
+		}
+		return provider.UpdateResponse{ID: req.ID}, nil
+	}
+	if op := h.deploy("s", remembered, withParams("Name", "bad")); op.StackStatus != "UPDATE_ROLLBACK_COMPLETE" {
+		t.Fatalf("failing update: %s %s", op.StackStatus, op.StatusReason)
+	}
+	if op := h.deploy("s", remembered); op.Status != state.Succeeded {
+		t.Fatalf("redeploy: %s %s", op.StackStatus, op.StatusReason)
+	}
+	if got := lastProps(t, h)["Name"]; got != "good" {
+		t.Errorf("after a rolled-back update the redeploy kept Name = %v, want the value that worked (good)", got)
 	}
 }

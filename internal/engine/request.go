@@ -39,6 +39,17 @@ type opRequest struct {
 	Delete   *api.DeleteRequest `json:"delete,omitempty"`
 	// EphemeralVars name the ephemeral variables whose values Deploy left out (ephemeral.go).
 	EphemeralVars []string `json:"ephemeralVars,omitempty"`
+	// Previous is what an update replaces in the stack's row: an update that rolls back puts
+	// it back (UPDATE_ROLLBACK_COMPLETE), as CloudFormation keeps the previous template and
+	// parameters, so the next deploy remembers the values that worked.
+	Previous *previousRow `json:"previous,omitempty"`
+}
+
+// previousRow is the template, parameters and description of a stack before an update.
+type previousRow struct {
+	Template    []byte `json:"template,omitempty"`
+	Parameters  []byte `json:"parameters,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // Validate parses the template and checks every resource with its provider, reporting all
@@ -165,6 +176,8 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		Parameters: params, CreatedAt: prior.CreatedAt, Outputs: prior.Outputs, Template: source, Providers: prior.Providers, TFState: prior.TFState}
 	if creating {
 		row.CreatedAt, row.Outputs, row.Providers, row.TFState = e.now(), nil, nil, nil
+	} else if st.Policy.RollsBack {
+		oreq.Previous = &previousRow{Template: prior.Template, Parameters: prior.Parameters, Description: prior.Description}
 	}
 	// The run takes over the loaded template and the providers it started, rather than
 	// parsing and launching again, unless the parse depends on the stack id it did not have.

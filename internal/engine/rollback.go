@@ -92,6 +92,9 @@ func (r *run) rollback(ctx context.Context, phase, reason string) error {
 	if err := r.deleteAll(ctx, "rollback-cleanup", targets, nil); err != nil {
 		return err
 	}
+	if p := r.req.Previous; p != nil { // the stack is back to its previous template and parameters
+		r.stack.Template, r.stack.Parameters, r.stack.Description = p.Template, p.Parameters, p.Description
+	}
 	return r.finish(ctx, "UPDATE_ROLLBACK_COMPLETE", reason, false)
 }
 
