@@ -26,6 +26,7 @@ type runner struct {
 	dir     string
 	output  string
 	verbose bool
+	noColor bool
 	// pluginDirs are searched for Terraform providers first, in terraform's mirror layout.
 	pluginDirs []string
 
@@ -54,6 +55,7 @@ func (r *runner) rootCommand() *cobra.Command {
 	pf.StringVar(&r.dir, "dir", "", "state directory (env CAIRN_DIR; default .cairn)")
 	pf.StringVarP(&r.output, "output", "o", "text", "output format: text or json")
 	pf.BoolVarP(&r.verbose, "verbose", "v", false, "in-process: log at info level to stderr (default: warnings only)")
+	pf.BoolVar(&r.noColor, "no-color", false, "no ANSI colours in text output (also with env NO_COLOR set or TERM=dumb; colours only ever go to a terminal)")
 	pf.StringArrayVar(&r.pluginDirs, "plugin-dir", nil, "directory of Terraform provider plugins, searched before terraform's CLI configuration (repeatable; env CAIRN_PLUGIN_DIR, colon-separated)")
 	root.AddCommand(r.deployCommand(), r.previewCommand(), r.deleteCommand(), r.importCommand(), r.stacksCommand(),
 		r.describeCommand(), r.eventsCommand(), r.outputsCommand(), r.validateCommand(), r.serverCommand())
@@ -147,7 +149,18 @@ func (r *runner) inProcessConfig() app.Config {
 
 // view renders on stdout in the format --output chose.
 func (r *runner) view() view {
-	return view{w: r.env.Stdout, json: r.output == "json", colour: isTerminal(r.env.Stdout), loc: timeZone}
+	json := r.output == "json"
+	return view{w: r.env.Stdout, json: json, colour: !json && r.colour(), loc: timeZone}
+}
+
+// colour reports whether text output may use ANSI colours: stdout is a terminal, and
+// neither --no-color, NO_COLOR (any non-empty value, https://no-color.org) nor TERM=dumb
+// says otherwise.
+func (r *runner) colour() bool {
+	if r.noColor || r.env.Getenv("NO_COLOR") != "" || r.env.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return r.env.IsTerminal(r.env.Stdout)
 }
 
 // isTerminal reports whether w is a terminal, for colours.

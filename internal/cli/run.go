@@ -26,6 +26,9 @@ type Env struct {
 	// Interrupt, when set, delivers the first Ctrl-C to a command that can stop gracefully
 	// (a deploy cancels its operation); main cancels the context on the second.
 	Interrupt *Interrupt
+	// IsTerminal reports whether w (stdout) is a terminal, for colours; nil checks the file
+	// descriptor of an *os.File (anything else is not a terminal).
+	IsTerminal func(w io.Writer) bool
 }
 
 // Exit codes.
@@ -62,6 +65,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 	}
 	if env.Stderr == nil {
 		env.Stderr = io.Discard
+	}
+	if env.IsTerminal == nil {
+		env.IsTerminal = isTerminal
 	}
 	if env.Stdin == nil {
 		env.Stdin = eofReader{}
