@@ -34,7 +34,7 @@ func (r *runner) eventsCommand() *cobra.Command {
 		if !follow {
 			return r.view().events(evs)
 		}
-		show := r.view().eventStream()
+		show := r.view().eventStream(evs)
 		var after int64
 		for {
 			for _, ev := range evs {

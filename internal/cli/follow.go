@@ -111,7 +111,12 @@ func (r *runner) start(ctx context.Context, c *client.Client, stack string, begi
 			fmt.Fprintf(r.env.Stderr, "warning: cannot cancel: %s\n", err)
 		}
 	})()
-	return r.follow(ctx, c, op, after, r.view().progress())
+	// The stack's resources as known now size the columns, so that they stay put.
+	var known []api.Resource
+	if st, err := c.Stack(ctx, stack); err == nil {
+		known = st.Resources
+	}
+	return r.follow(ctx, c, op, after, r.view().progress(known))
 }
 
 // opFailed is the error (exit 1) for an operation that did not succeed or left its stack in

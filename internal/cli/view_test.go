@@ -190,3 +190,41 @@ func TestWriteStack(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestEventPrinterStableWidths(t *testing.T) {
+	at := time.Date(2025, 1, 2, 15, 4, 5, 0, time.UTC)
+	long := strings.Repeat("L", 45) // over the cap of 40
+	var b strings.Builder
+	p := newEventPrinter(&b, false, time.UTC)
+	p.fit([][3]string{{"module.network.aws_subnet.a", "aws_subnet", "CREATE_COMPLETE"}}) // 27 wide
+	for _, id := range []string{"a", long, "b"} {
+		p.print(api.Event{LogicalID: id, Type: "aws_subnet", Status: "CREATE_COMPLETE", Reason: "r", Timestamp: at})
+	}
+	p.fit([][3]string{{strings.Repeat("x", 39), "t", "s"}}) // too late: the columns stay
+	p.print(api.Event{LogicalID: "c", Type: "aws_subnet", Status: "CREATE_COMPLETE", Reason: "r", Timestamp: at})
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", n-len(s)) }
+	row := func(id string) string {
+		return "15:04:05  " + pad(id, 27) + "  " + pad("aws_subnet", 26) + "  " + pad("CREATE_COMPLETE", 27) + "  r\n"
+	}
+	want := row("a") + "15:04:05  " + long + "  " + pad("aws_subnet", 26) + "  " + pad("CREATE_COMPLETE", 27) + "  r\n" + row("b") + row("c")
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("columns are sized from the known resources before the first line and never move: -want +got:\n%s", diff)
+	}
+}
+
+func TestViewEventsSizedFromAll(t *testing.T) {
+	at := time.Date(2025, 1, 2, 15, 4, 5, 0, time.UTC)
+	var b strings.Builder
+	v := view{w: &b, loc: time.UTC}
+	id := "aws_security_group.frontend" // 27, over the default 16
+	if err := v.events([]api.Event{
+		{LogicalID: "a", Type: "t", Status: "CREATE_COMPLETE", Reason: "r", Timestamp: at},
+		{LogicalID: id, Type: "t", Status: "CREATE_COMPLETE", Reason: "r", Timestamp: at},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2 || strings.Index(lines[0], "  t ") != strings.Index(lines[1], "  t ") {
+		t.Errorf("a list is sized from all its events, so the first line lines up with the longest:\n%s", b.String())
+	}
+}
