@@ -116,7 +116,9 @@ func (r *runner) start(ctx context.Context, c *client.Client, stack string, begi
 	if st, err := c.Stack(ctx, stack); err == nil {
 		known = st.Resources
 	}
-	return r.follow(ctx, c, op, after, r.view().progress(known))
+	event, stop := r.view().progress(stack, known)
+	defer stop() // before the result is printed
+	return r.follow(ctx, c, op, after, event)
 }
 
 // opFailed is the error (exit 1) for an operation that did not succeed or left its stack in

@@ -150,7 +150,7 @@ func (r *runner) inProcessConfig() app.Config {
 // view renders on stdout in the format --output chose.
 func (r *runner) view() view {
 	json := r.output == "json"
-	return view{w: r.env.Stdout, json: json, colour: !json && r.colour(), loc: timeZone}
+	return view{w: r.env.Stdout, json: json, colour: !json && r.colour(), loc: timeZone, clock: realClock}
 }
 
 // colour reports whether text output may use ANSI colours: stdout is a terminal, and

@@ -17,6 +17,7 @@ type view struct {
 	json   bool
 	colour bool           // text only: ANSI colours (stdout is a terminal)
 	loc    *time.Location // text only: where times are shown
+	clock  clock          // text only: heartbeats of a deploy's or a delete's steps
 }
 
 // writeJSON prints v as indented JSON.

@@ -35,16 +35,17 @@ func (v view) eventStream(known []api.Event) func(api.Event) {
 	return p.print
 }
 
-// progress returns the printer of a deploy's or a delete's events: text lines, or nothing
-// with JSON (which prints only the result). The text columns are sized for the stack's
-// known resources.
-func (v view) progress(known []api.Resource) func(api.Event) {
+// progress returns the printer of a deploy's or a delete's events on stack and the stop
+// that must follow the last one: text lines with heartbeats for steps in progress (see
+// heartbeat), or nothing with JSON (which prints only the result). The text columns are
+// sized for the stack's known resources.
+func (v view) progress(stack string, known []api.Resource) (event func(api.Event), stop func()) {
 	if v.json {
-		return func(api.Event) {}
+		return func(api.Event) {}, func() {}
 	}
 	p := newEventPrinter(v.w, v.colour, v.loc)
 	p.fit(resourceColumns(known))
-	return p.print
+	return newHeartbeat(p, stack, v.clock).start()
 }
 
 // Column widths of the event lines: they start at defaultWidths (enough for most ids,
