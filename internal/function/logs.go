@@ -24,7 +24,7 @@ const (
 // invocation (Stream "cairn": START, END, REPORT and failures).
 type LogEntry struct {
 	Time      time.Time `json:"time"`
-	RequestID string    `json:"requestId,omitempty"` // "" while no invocation ran (init)
+	RequestID string    `json:"requestId,omitempty"` // a process's init output: the invocation it was started for
 	Stream    string    `json:"stream"`              // stdout, stderr or cairn
 	Message   string    `json:"message"`
 }

@@ -154,3 +154,99 @@ func TestRuntimeAPIRefusals(t *testing.T) {
 		t.Errorf("oversized response: %+v", r.Error)
 	}
 }
+
+// TestNodejsLoadErrors: a handler file that is missing, and one that exists but cannot load,
+// are told apart; the latter reports Node's own error (with the require stack for a module
+// that is not bundled), as the invocation's error and in the invocation's logs.
+func TestNodejsLoadErrors(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	cases := map[string]struct {
+		code     string // index.js; "" removes it after create
+		errType  string
+		want     []string // substrings of the error message; {dir} is the code directory
+		wantNot  string
+		wantLogs string
+	}{
+		"RequiresMissingModule": {
+			code:     "const response = require('cfn-response');\nexports.handler = async () => 1;\n",
+			errType:  "Runtime.ImportModuleError",
+			want:     []string{"Error: Cannot find module 'cfn-response'\nRequire stack:\n- {dir}/index.js\n- "},
+			wantLogs: "Init error Runtime.ImportModuleError: Error: Cannot find module 'cfn-response'",
+		},
+		"HandlerFileMissing": {
+			errType:  "Runtime.ImportModuleError",
+			want:     []string{"Cannot find module 'index'"},
+			wantNot:  "Require stack",
+			wantLogs: "Init error Runtime.ImportModuleError: Cannot find module 'index'",
+		},
+		"ThrowsWhileLoading": {
+			code:     "throw new TypeError('no config');\n",
+			errType:  "TypeError",
+			want:     []string{"no config"},
+			wantLogs: "Init error TypeError: no config",
+		},
+		"SyntaxError": {
+			code:     "exports.handler = (;\n",
+			errType:  "Runtime.UserCodeSyntaxError",
+			want:     []string{"SyntaxError: "},
+			wantLogs: "Init error Runtime.UserCodeSyntaxError: SyntaxError: ",
+		},
+	}
+	m := newManager(t)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			code := tc.code
+			if code == "" {
+				code = "exports.handler = async () => 1;\n"
+			}
+			if err := os.WriteFile(filepath.Join(dir, "index.js"), []byte(code), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := m.Create(context.Background(), Definition{Name: name, Kind: KindNodejs, Handler: "index.handler",
+				Timeout: 5 * time.Second}, must(ZipDir(dir)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.code == "" {
+				if err := os.Remove(filepath.Join(d.CodeDir, "index.js")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := m.Invoke(context.Background(), name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Error == nil {
+				t.Fatalf("no error; payload %s", r.Payload)
+			}
+			if r.Error.Type != tc.errType {
+				t.Errorf("error type %q, want %q (%s)", r.Error.Type, tc.errType, r.Error.Message)
+			}
+			for _, w := range tc.want {
+				w = strings.ReplaceAll(w, "{dir}", d.CodeDir)
+				if !strings.Contains(r.Error.Message, w) {
+					t.Errorf("error message %q lacks %q", r.Error.Message, w)
+				}
+			}
+			if tc.wantNot != "" && strings.Contains(r.Error.Message, tc.wantNot) {
+				t.Errorf("error message %q has %q", r.Error.Message, tc.wantNot)
+			}
+			logs, err := m.Logs(context.Background(), name, r.RequestID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for _, e := range logs {
+				lines = append(lines, e.Stream+" "+e.Message)
+			}
+			all := strings.Join(lines, "\n")
+			if !strings.Contains(all, "stderr "+tc.wantLogs) || !strings.Contains(all, "cairn ERROR RequestId: "+r.RequestID+" "+tc.errType) {
+				t.Errorf("logs of %s:\n%s\nwant stderr %q and the ERROR line", r.RequestID, all, tc.wantLogs)
+			}
+		})
+	}
+}

@@ -43,7 +43,7 @@ func (p *pool) invoke(ctx context.Context, inv *invocation) (Result, error) {
 		return p.m.invokeURL(ctx, p.def, inv), nil
 	}
 	for attempt := 0; ; attempt++ {
-		w, fresh, err := p.take()
+		w, fresh, err := p.take(inv.id)
 		if errors.Is(err, ErrClosed) {
 			return Result{}, err
 		}
@@ -87,8 +87,9 @@ func (p *pool) log(id, format string, args ...any) {
 	p.m.logs.write(p.def.key(), LogEntry{RequestID: id, Stream: "cairn", Message: fmt.Sprintf(format, args...)})
 }
 
-// take returns an idle live process, or a new one; fresh reports the latter.
-func (p *pool) take() (w *worker, fresh bool, err error) {
+// take returns an idle live process, or a new one started for the invocation id (its init
+// output is logged under id); fresh reports the latter.
+func (p *pool) take(id string) (w *worker, fresh bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -104,7 +105,7 @@ func (p *pool) take() (w *worker, fresh bool, err error) {
 		delete(p.workers, w)
 	}
 	p.mu.Unlock()
-	w, err = startWorker(p)
+	w, err = startWorker(p, id)
 	if err != nil {
 		return nil, false, err
 	}

@@ -62,8 +62,10 @@ type worker struct {
 	stopOnce sync.Once
 }
 
-// startWorker starts a process for p's function with its own Runtime API listener.
-func startWorker(p *pool) (*worker, error) {
+// startWorker starts a process for p's function with its own Runtime API listener. What the
+// process prints while it initialises is logged under the request id it is started for, so
+// that `cairn function logs --request-id` shows an init failure with the invocation it failed.
+func startWorker(p *pool, id string) (*worker, error) {
 	d := p.def
 	name, args, err := p.m.command(d)
 	if err != nil {
@@ -74,7 +76,7 @@ func startWorker(p *pool) (*worker, error) {
 		return nil, fmt.Errorf("cannot listen for the Runtime API: %w", err)
 	}
 	now := time.Now().UTC()
-	w := &worker{p: p, next: make(chan *invocation), stop: make(chan struct{}), exited: make(chan struct{}),
+	w := &worker{p: p, next: make(chan *invocation), stop: make(chan struct{}), exited: make(chan struct{}), last: id,
 		stream: fmt.Sprintf("%s/[$LATEST]%s", now.Format("2006/01/02"), newRequestID()[:8]+newRequestID()[:8])}
 	w.srv = &http.Server{Handler: w.runtimeAPI(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = w.srv.Serve(ln) }()
