@@ -250,3 +250,57 @@ func TestNodejsLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLogsByCustomResourceRequestID: the logs of an invocation whose event is a custom-resource
+// request are found by the event's RequestId (the one a stack's events show) as well as by the
+// invocation's own request id; the START line names both.
+func TestLogsByCustomResourceRequestID(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	dir := t.TempDir()
+	code := "exports.handler = async (event) => { console.log('handling', event.LogicalResourceId); return null; };\n"
+	if err := os.WriteFile(filepath.Join(dir, "index.js"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t)
+	if _, err := m.Create(context.Background(), Definition{Name: "cr", Kind: KindNodejs, Handler: "index.handler"}, must(ZipDir(dir))); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{} // custom-resource RequestId -> invocation request id
+	for _, cr := range []string{"cr-req-1", "cr-req-2"} {
+		ev := `{"RequestType":"Create","ResponseURL":"https://127.0.0.1/x","RequestId":"` + cr + `","LogicalResourceId":"L-` + cr + `"}`
+		r, err := m.Invoke(context.Background(), "cr", []byte(ev))
+		if err != nil || r.Error != nil {
+			t.Fatalf("invoke: %v %v", err, r.Error)
+		}
+		ids[cr] = r.RequestID
+	}
+	if _, err := m.Invoke(context.Background(), "cr", []byte(`{"RequestId":"cr-req-1"}`)); err != nil { // not a custom-resource event
+		t.Fatal(err)
+	}
+	for cr, id := range ids {
+		byEvent, err := m.Logs(context.Background(), "cr", cr, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID, _ := m.Logs(context.Background(), "cr", id, 0)
+		var got []string
+		for _, e := range byEvent {
+			if e.RequestID != id || e.EventRequestID != cr {
+				t.Errorf("%s: entry %+v is not the invocation's", cr, e)
+			}
+			got = append(got, e.Stream+" "+e.Message)
+		}
+		all := strings.Join(got, "\n")
+		for _, want := range []string{"cairn START RequestId: " + id + " Version: $LATEST CustomResourceRequestId: " + cr,
+			"stdout handling L-" + cr, "cairn END RequestId: " + id} {
+			if !strings.Contains(all, want) {
+				t.Errorf("logs of %s:\n%s\nlack %q", cr, all, want)
+			}
+		}
+		if len(byID) != len(byEvent) {
+			t.Errorf("%s: %d entries by the request id, %d by the custom-resource RequestId", cr, len(byID), len(byEvent))
+		}
+	}
+}
