@@ -62,6 +62,8 @@ type FunctionError struct {
 type LogEntry struct {
 	Time      time.Time `json:"time"`
 	RequestID string    `json:"requestId,omitempty"`
-	Stream    string    `json:"stream"`
-	Message   string    `json:"message"`
+	// EventRequestID is the RequestId of the custom-resource event the invocation handled.
+	EventRequestID string `json:"eventRequestId,omitempty"`
+	Stream         string `json:"stream"`
+	Message        string `json:"message"`
 }

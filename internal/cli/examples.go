@@ -50,7 +50,9 @@ cairn function create greeter --code ./src --runtime nodejs --handler index.hand
 	"function invoke": `cairn function invoke greeter --payload '{"name":"bob"}'
 cairn function invoke greeter --async`,
 	"function logs": `cairn function logs greeter --limit 50
-cairn function logs greeter --request-id 4f1c2d7e-0b9a-4c55-9d1e-3a2b1c0d9e8f`,
+cairn function logs greeter --request-id 4f1c2d7e-0b9a-4c55-9d1e-3a2b1c0d9e8f
+# the invocation that handled the custom-resource request whose RequestId a stack's events show
+cairn function logs provisioner --request-id <RequestId>`,
 	"provider": `cairn provider create acme --version 1.0.0 --function-urn urn:fss:cn-north-4:0123456789:function:default:acme:latest
 cairn provider list`,
 	"provider create": `cairn provider create acme --description "ACME resources"

@@ -219,7 +219,7 @@ func (r *runner) functionLogsCommand() *cobra.Command {
 	var requestID string
 	var limit int
 	cmd := &cobra.Command{Use: "logs NAME [--request-id ID] [--limit N]", Short: "Print a function's captured output"}
-	cmd.Flags().StringVar(&requestID, "request-id", "", "only the lines of this invocation")
+	cmd.Flags().StringVar(&requestID, "request-id", "", "only the lines of one invocation: its request id, or the RequestId of the custom-resource request it handled (the one a stack's events show)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "only the last N lines")
 	cmd.RunE = r.named(func(cmd *cobra.Command, name string) error {
 		ctx := cmd.Context()

@@ -39,7 +39,7 @@ function errorObject(err, type) {
     return {
       errorType: type || err.name || "Error",
       errorMessage: err.message,
-      stackTrace: String(err.stack || "").split("\n").slice(1).map((l) => l.trim()),
+      stackTrace: String(err.stack || "").split("\n").filter((l) => /^\s+at /.test(l)).map((l) => l.trim()),
     };
   }
   let message;
@@ -51,6 +51,28 @@ function errorObject(err, type) {
   return { errorType: type || "Error", errorMessage: message, stackTrace: [] };
 }
 
+// loading runs load (the handler module's require or import) and gives what it throws the
+// type Lambda gives it: Runtime.UserCodeSyntaxError for a syntax error,
+// Runtime.ImportModuleError for a module that cannot be found (a require of the handler file
+// that is not bundled), with Node's own message ("Error: Cannot find module 'x'" and its
+// require stack); any other error as it was thrown.
+async function loading(load) {
+  try {
+    return await load();
+  } catch (e) {
+    if (e instanceof SyntaxError) throw wrapped(e, "Runtime.UserCodeSyntaxError");
+    if (e && (e.code === "MODULE_NOT_FOUND" || e.code === "ERR_MODULE_NOT_FOUND")) throw wrapped(e, "Runtime.ImportModuleError");
+    throw e;
+  }
+}
+
+function wrapped(e, name) {
+  const w = new Error(String(e));
+  w.name = name;
+  w.stack = String(e.stack || "");
+  return w;
+}
+
 async function loadHandler() {
   const spec = env._HANDLER || "";
   const slash = spec.lastIndexOf("/");
@@ -58,22 +80,32 @@ async function loadHandler() {
   const rest = spec.slice(slash + 1);
   const dot = rest.indexOf(".");
   if (dot <= 0) throw Object.assign(new Error(`Bad handler ${spec}: use MODULE.FUNCTION`), { name: "Runtime.MalformedHandlerName" });
-  const modPath = path.resolve(env.LAMBDA_TASK_ROOT || process.cwd(), dir + rest.slice(0, dot));
+  const modName = dir + rest.slice(0, dot);
+  const modPath = path.resolve(env.LAMBDA_TASK_ROOT || process.cwd(), modName);
   let mod;
   if (fs.existsSync(modPath + ".mjs")) {
-    mod = await import(url.pathToFileURL(modPath + ".mjs").href);
+    mod = await loading(() => import(url.pathToFileURL(modPath + ".mjs").href));
   } else {
+    // Resolve first, so that a missing handler file is told apart from a handler file that
+    // requires a missing module: the latter keeps Node's own message and require stack.
+    let file;
     try {
-      mod = require(modPath);
+      file = require.resolve(modPath);
     } catch (e) {
-      if (e && e.code === "ERR_REQUIRE_ESM") {
-        mod = await import(url.pathToFileURL(require.resolve(modPath)).href);
-      } else if (e && e.code === "MODULE_NOT_FOUND" && String(e.message).includes(modPath)) {
-        throw Object.assign(new Error(`Cannot find module '${dir + rest.slice(0, dot)}'`), { name: "Runtime.ImportModuleError" });
+      if (fs.existsSync(modPath + ".cjs")) {
+        file = modPath + ".cjs";
       } else {
-        throw Object.assign(e, { name: "Runtime.ImportModuleError" });
+        throw Object.assign(new Error(`Cannot find module '${modName}'`), { name: "Runtime.ImportModuleError" });
       }
     }
+    mod = await loading(async () => {
+      try {
+        return require(file);
+      } catch (e) {
+        if (e && e.code === "ERR_REQUIRE_ESM") return import(url.pathToFileURL(file).href);
+        throw e;
+      }
+    });
   }
   let fn = mod;
   for (const key of rest.slice(dot + 1).split(".")) {
@@ -178,8 +210,8 @@ process.on("unhandledRejection", crash);
   try {
     handler = await loadHandler();
   } catch (e) {
-    console.error(e);
-    const obj = errorObject(e, e && e.name && e.name.startsWith("Runtime.") ? e.name : "Runtime.ImportModuleError");
+    const obj = errorObject(e);
+    console.error(["Init error " + obj.errorType + ": " + obj.errorMessage].concat(obj.stackTrace.map((l) => "    " + l)).join("\n"));
     await call("POST", "/init/error", JSON.stringify(obj), { "Lambda-Runtime-Function-Error-Type": obj.errorType }).catch(() => {});
     process.exit(1);
   }

@@ -24,9 +24,12 @@ const (
 // invocation (Stream "cairn": START, END, REPORT and failures).
 type LogEntry struct {
 	Time      time.Time `json:"time"`
-	RequestID string    `json:"requestId,omitempty"` // "" while no invocation ran (init)
-	Stream    string    `json:"stream"`              // stdout, stderr or cairn
-	Message   string    `json:"message"`
+	RequestID string    `json:"requestId,omitempty"` // a process's init output: the invocation it was started for
+	// EventRequestID is the RequestId of the custom-resource event the invocation handled (the
+	// one a stack's events show), "" for other payloads.
+	EventRequestID string `json:"eventRequestId,omitempty"`
+	Stream         string `json:"stream"` // stdout, stderr or cairn
+	Message        string `json:"message"`
 }
 
 // logbook keeps the logs of every function as JSON lines in dir/NAME.log, rotated to
@@ -66,8 +69,9 @@ func (b *logbook) write(name string, e LogEntry) {
 	_ = f.Close()
 }
 
-// read returns name's entries, oldest first, of one request when requestID is set, the
-// last limit of them when limit > 0.
+// read returns name's entries, oldest first, of one request when requestID is set (an
+// invocation's request id, or the RequestId of the custom-resource event it handled), the last
+// limit of them when limit > 0.
 func (b *logbook) read(name, requestID string, limit int) ([]LogEntry, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -87,7 +91,7 @@ func (b *logbook) read(name, requestID string, limit int) ([]LogEntry, error) {
 			if json.Unmarshal(sc.Bytes(), &e) != nil {
 				continue
 			}
-			if requestID == "" || e.RequestID == requestID {
+			if requestID == "" || e.RequestID == requestID || e.EventRequestID == requestID {
 				out = append(out, e)
 			}
 		}

@@ -154,3 +154,153 @@ func TestRuntimeAPIRefusals(t *testing.T) {
 		t.Errorf("oversized response: %+v", r.Error)
 	}
 }
+
+// TestNodejsLoadErrors: a handler file that is missing, and one that exists but cannot load,
+// are told apart; the latter reports Node's own error (with the require stack for a module
+// that is not bundled), as the invocation's error and in the invocation's logs.
+func TestNodejsLoadErrors(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	cases := map[string]struct {
+		code     string // index.js; "" removes it after create
+		errType  string
+		want     []string // substrings of the error message; {dir} is the code directory
+		wantNot  string
+		wantLogs string
+	}{
+		"RequiresMissingModule": {
+			code:     "const response = require('cfn-response');\nexports.handler = async () => 1;\n",
+			errType:  "Runtime.ImportModuleError",
+			want:     []string{"Error: Cannot find module 'cfn-response'\nRequire stack:\n- {dir}/index.js\n- "},
+			wantLogs: "Init error Runtime.ImportModuleError: Error: Cannot find module 'cfn-response'",
+		},
+		"HandlerFileMissing": {
+			errType:  "Runtime.ImportModuleError",
+			want:     []string{"Cannot find module 'index'"},
+			wantNot:  "Require stack",
+			wantLogs: "Init error Runtime.ImportModuleError: Cannot find module 'index'",
+		},
+		"ThrowsWhileLoading": {
+			code:     "throw new TypeError('no config');\n",
+			errType:  "TypeError",
+			want:     []string{"no config"},
+			wantLogs: "Init error TypeError: no config",
+		},
+		"SyntaxError": {
+			code:     "exports.handler = (;\n",
+			errType:  "Runtime.UserCodeSyntaxError",
+			want:     []string{"SyntaxError: "},
+			wantLogs: "Init error Runtime.UserCodeSyntaxError: SyntaxError: ",
+		},
+	}
+	m := newManager(t)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			code := tc.code
+			if code == "" {
+				code = "exports.handler = async () => 1;\n"
+			}
+			if err := os.WriteFile(filepath.Join(dir, "index.js"), []byte(code), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := m.Create(context.Background(), Definition{Name: name, Kind: KindNodejs, Handler: "index.handler",
+				Timeout: 5 * time.Second}, must(ZipDir(dir)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.code == "" {
+				if err := os.Remove(filepath.Join(d.CodeDir, "index.js")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := m.Invoke(context.Background(), name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Error == nil {
+				t.Fatalf("no error; payload %s", r.Payload)
+			}
+			if r.Error.Type != tc.errType {
+				t.Errorf("error type %q, want %q (%s)", r.Error.Type, tc.errType, r.Error.Message)
+			}
+			for _, w := range tc.want {
+				w = strings.ReplaceAll(w, "{dir}", d.CodeDir)
+				if !strings.Contains(r.Error.Message, w) {
+					t.Errorf("error message %q lacks %q", r.Error.Message, w)
+				}
+			}
+			if tc.wantNot != "" && strings.Contains(r.Error.Message, tc.wantNot) {
+				t.Errorf("error message %q has %q", r.Error.Message, tc.wantNot)
+			}
+			logs, err := m.Logs(context.Background(), name, r.RequestID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for _, e := range logs {
+				lines = append(lines, e.Stream+" "+e.Message)
+			}
+			all := strings.Join(lines, "\n")
+			if !strings.Contains(all, "stderr "+tc.wantLogs) || !strings.Contains(all, "cairn ERROR RequestId: "+r.RequestID+" "+tc.errType) {
+				t.Errorf("logs of %s:\n%s\nwant stderr %q and the ERROR line", r.RequestID, all, tc.wantLogs)
+			}
+		})
+	}
+}
+
+// TestLogsByCustomResourceRequestID: the logs of an invocation whose event is a custom-resource
+// request are found by the event's RequestId (the one a stack's events show) as well as by the
+// invocation's own request id; the START line names both.
+func TestLogsByCustomResourceRequestID(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	dir := t.TempDir()
+	code := "exports.handler = async (event) => { console.log('handling', event.LogicalResourceId); return null; };\n"
+	if err := os.WriteFile(filepath.Join(dir, "index.js"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t)
+	if _, err := m.Create(context.Background(), Definition{Name: "cr", Kind: KindNodejs, Handler: "index.handler"}, must(ZipDir(dir))); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{} // custom-resource RequestId -> invocation request id
+	for _, cr := range []string{"cr-req-1", "cr-req-2"} {
+		ev := `{"RequestType":"Create","ResponseURL":"https://127.0.0.1/x","RequestId":"` + cr + `","LogicalResourceId":"L-` + cr + `"}`
+		r, err := m.Invoke(context.Background(), "cr", []byte(ev))
+		if err != nil || r.Error != nil {
+			t.Fatalf("invoke: %v %v", err, r.Error)
+		}
+		ids[cr] = r.RequestID
+	}
+	if _, err := m.Invoke(context.Background(), "cr", []byte(`{"RequestId":"cr-req-1"}`)); err != nil { // not a custom-resource event
+		t.Fatal(err)
+	}
+	for cr, id := range ids {
+		byEvent, err := m.Logs(context.Background(), "cr", cr, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID, _ := m.Logs(context.Background(), "cr", id, 0)
+		var got []string
+		for _, e := range byEvent {
+			if e.RequestID != id || e.EventRequestID != cr {
+				t.Errorf("%s: entry %+v is not the invocation's", cr, e)
+			}
+			got = append(got, e.Stream+" "+e.Message)
+		}
+		all := strings.Join(got, "\n")
+		for _, want := range []string{"cairn START RequestId: " + id + " Version: $LATEST CustomResourceRequestId: " + cr,
+			"stdout handling L-" + cr, "cairn END RequestId: " + id} {
+			if !strings.Contains(all, want) {
+				t.Errorf("logs of %s:\n%s\nlack %q", cr, all, want)
+			}
+		}
+		if len(byID) != len(byEvent) {
+			t.Errorf("%s: %d entries by the request id, %d by the custom-resource RequestId", cr, len(byID), len(byEvent))
+		}
+	}
+}

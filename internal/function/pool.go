@@ -43,18 +43,18 @@ func (p *pool) invoke(ctx context.Context, inv *invocation) (Result, error) {
 		return p.m.invokeURL(ctx, p.def, inv), nil
 	}
 	for attempt := 0; ; attempt++ {
-		w, fresh, err := p.take()
+		w, fresh, err := p.take(inv)
 		if errors.Is(err, ErrClosed) {
 			return Result{}, err
 		}
 		if err != nil {
 			fe := &FuncError{Type: "Runtime.InvalidEntrypoint", Message: err.Error()}
-			p.log(inv.id, "START RequestId: %s", inv.id)
-			p.log(inv.id, "ERROR RequestId: %s %s", inv.id, fe.Message)
+			p.log(inv, "START RequestId: %s%s", inv.id, inv.forEvent())
+			p.log(inv, "ERROR RequestId: %s %s", inv.id, fe.Message)
 			return Result{RequestID: inv.id, Payload: marshalError(fe), Error: fe}, nil
 		}
 		if attempt == 0 {
-			p.log(inv.id, "START RequestId: %s Version: $LATEST", inv.id)
+			p.log(inv, "START RequestId: %s Version: $LATEST%s", inv.id, inv.forEvent())
 		}
 		r, ok, err := w.run(ctx, inv)
 		if errors.Is(err, errNotDelivered) && !fresh && attempt < maxRedeliveries {
@@ -70,25 +70,26 @@ func (p *pool) invoke(ctx context.Context, inv *invocation) (Result, error) {
 			p.drop(w)
 		}
 		if err != nil {
-			p.log(inv.id, "END RequestId: %s (%s)", inv.id, err)
+			p.log(inv, "END RequestId: %s (%s)", inv.id, err)
 			return Result{}, err
 		}
 		if r.Error != nil {
-			p.log(inv.id, "ERROR RequestId: %s %s", inv.id, r.Error)
+			p.log(inv, "ERROR RequestId: %s %s", inv.id, r.Error)
 		}
-		p.log(inv.id, "END RequestId: %s", inv.id)
-		p.log(inv.id, "REPORT RequestId: %s Duration: %.2f ms Memory Size: %d MB", inv.id,
+		p.log(inv, "END RequestId: %s", inv.id)
+		p.log(inv, "REPORT RequestId: %s Duration: %.2f ms Memory Size: %d MB", inv.id,
 			float64(r.Duration.Microseconds())/1000, p.def.MemoryMB)
 		return r, nil
 	}
 }
 
-func (p *pool) log(id, format string, args ...any) {
-	p.m.logs.write(p.def.key(), LogEntry{RequestID: id, Stream: "cairn", Message: fmt.Sprintf(format, args...)})
+func (p *pool) log(inv *invocation, format string, args ...any) {
+	p.m.logs.write(p.def.key(), inv.entry("cairn", fmt.Sprintf(format, args...)))
 }
 
-// take returns an idle live process, or a new one; fresh reports the latter.
-func (p *pool) take() (w *worker, fresh bool, err error) {
+// take returns an idle live process, or a new one started for inv (its init output is logged
+// under inv); fresh reports the latter.
+func (p *pool) take(inv *invocation) (w *worker, fresh bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -104,7 +105,7 @@ func (p *pool) take() (w *worker, fresh bool, err error) {
 		delete(p.workers, w)
 	}
 	p.mu.Unlock()
-	w, err = startWorker(p)
+	w, err = startWorker(p, inv)
 	if err != nil {
 		return nil, false, err
 	}

@@ -2,6 +2,7 @@ package function
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -27,13 +28,42 @@ type invocation struct {
 	clientContext   string
 	cognitoIdentity string
 	deadline        time.Time // set when a worker takes it
+	eventID         string    // a custom-resource event's RequestId, "" for other payloads
 	done            chan Result
 	once            sync.Once
 }
 
 func newInvocation(payload []byte, arn string) *invocation {
-	return &invocation{id: newRequestID(), payload: payload, arn: arn,
+	return &invocation{id: newRequestID(), payload: payload, arn: arn, eventID: customResourceRequestID(payload),
 		traceID: newTraceID(time.Now().Unix()), done: make(chan Result, 1)}
+}
+
+// customResourceRequestID is the RequestId of a CloudFormation/ROS custom-resource event
+// (one with RequestType, ResponseURL and RequestId), "" for any other payload. Logs are tagged
+// with it as well as with the invocation's own request id, so that the RequestId shown in a
+// stack's events finds the invocation that handled it.
+func customResourceRequestID(payload []byte) string {
+	var ev struct {
+		RequestType, ResponseURL string
+		RequestID                string `json:"RequestId"`
+	}
+	if json.Unmarshal(payload, &ev) != nil || ev.RequestType == "" || ev.ResponseURL == "" {
+		return ""
+	}
+	return ev.RequestID
+}
+
+// forEvent is what a START line adds for a custom-resource event: the RequestId it carries.
+func (inv *invocation) forEvent() string {
+	if inv.eventID == "" {
+		return ""
+	}
+	return " CustomResourceRequestId: " + inv.eventID
+}
+
+// entry is a log entry about inv.
+func (inv *invocation) entry(stream, msg string) LogEntry {
+	return LogEntry{RequestID: inv.id, EventRequestID: inv.eventID, Stream: stream, Message: msg}
 }
 
 func (inv *invocation) finish(r Result) { inv.once.Do(func() { inv.done <- r }) }
@@ -54,7 +84,7 @@ type worker struct {
 
 	mu       sync.Mutex
 	cur      *invocation // between /next and /response or /error
-	last     string      // the request output lines are attributed to
+	last     *invocation // the request output lines are attributed to (nil: none yet)
 	tail     []string
 	initErr  *FuncError
 	exitErr  error
@@ -62,8 +92,10 @@ type worker struct {
 	stopOnce sync.Once
 }
 
-// startWorker starts a process for p's function with its own Runtime API listener.
-func startWorker(p *pool) (*worker, error) {
+// startWorker starts a process for p's function with its own Runtime API listener. What the
+// process prints while it initialises is logged under the request id it is started for, so
+// that `cairn function logs --request-id` shows an init failure with the invocation it failed.
+func startWorker(p *pool, inv *invocation) (*worker, error) {
 	d := p.def
 	name, args, err := p.m.command(d)
 	if err != nil {
@@ -74,7 +106,7 @@ func startWorker(p *pool) (*worker, error) {
 		return nil, fmt.Errorf("cannot listen for the Runtime API: %w", err)
 	}
 	now := time.Now().UTC()
-	w := &worker{p: p, next: make(chan *invocation), stop: make(chan struct{}), exited: make(chan struct{}),
+	w := &worker{p: p, next: make(chan *invocation), stop: make(chan struct{}), exited: make(chan struct{}), last: inv,
 		stream: fmt.Sprintf("%s/[$LATEST]%s", now.Format("2006/01/02"), newRequestID()[:8]+newRequestID()[:8])}
 	w.srv = &http.Server{Handler: w.runtimeAPI(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = w.srv.Serve(ln) }()
@@ -124,19 +156,23 @@ func (w *worker) wait() {
 // emit records one output line of the process, attributed to the request it last took.
 func (w *worker) emit(stream, line string) {
 	w.mu.Lock()
-	id := w.last
+	last := w.last
 	w.tail = append(w.tail, line)
 	if len(w.tail) > tailLines {
 		w.tail = w.tail[1:]
 	}
 	w.mu.Unlock()
-	w.p.m.logs.write(w.p.def.key(), LogEntry{RequestID: id, Stream: stream, Message: line})
+	e := LogEntry{Stream: stream, Message: line}
+	if last != nil {
+		e = last.entry(stream, line)
+	}
+	w.p.m.logs.write(w.p.def.key(), e)
 }
 
 func (w *worker) setCurrent(inv *invocation) (prev *invocation) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	prev, w.cur, w.last = w.cur, inv, inv.id
+	prev, w.cur, w.last = w.cur, inv, inv
 	return prev
 }
 

@@ -70,7 +70,8 @@ func (p *Provider) invoke(ctx context.Context, c call, fn Func, tok serviceToken
 			p.log.Info("custom resources: function invocation failed", "request_id", r.ID, "token", tok.kind(), "err", err)
 			p.notify(r.ID, notice{reject: &rejection{fatal: true,
 				summary: fmt.Sprintf("The function failed before responding to the %s request", c.kind),
-				detail:  fmt.Sprintf("RequestId %s: %v; `cairn function logs` shows the function's output", r.ID, err)}})
+				detail: fmt.Sprintf("RequestId %s: %v; `cairn function logs FUNCTION --request-id %s` shows the function's output",
+					r.ID, err, r.ID)}})
 			return
 		}
 		time.AfterFunc(p.endedGrace, // a handler may answer from work it left running
