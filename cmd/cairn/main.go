@@ -1,5 +1,7 @@
-// Command cairn is the cairn CLI and server. main only wires: a context cancelled by SIGINT or
-// SIGTERM (the first Ctrl-C goes to the command, which cancels a running deploy), the process
+// Command cairn is the cairn CLI and server. main only wires: a context cancelled by SIGINT,
+// SIGTERM or SIGHUP, all three taking Ctrl-C's path (the first goes to the command, which
+// cancels a running deploy and follows it to its end, so that a CI runner's SIGTERM or a closed
+// terminal leaves the stack as Ctrl-C does; the second cancels the context), the process
 // environment, and app.Start as the way to run cairn.
 package main
 
@@ -17,14 +19,10 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	interrupt := cli.NewInterrupt(cancel)
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, interrupting()...)
 	go func() {
 		for sig := range sigs {
-			if sig == syscall.SIGTERM {
-				cancel()
-				continue
-			}
-			interrupt.Signal()
+			interrupt.Receive(sig)
 		}
 	}()
 	code := cli.Run(ctx, os.Args[1:], cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
@@ -33,4 +31,14 @@ func main() {
 	cancel()
 	app.Cleanup() // no provider plugin outlives cairn
 	os.Exit(code)
+}
+
+// interrupting lists the signals that interrupt cairn. SIGHUP is left out when it is ignored
+// already (nohup): notifying it would stop ignoring it.
+func interrupting() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }

@@ -22,8 +22,9 @@ func (r *runner) deployCommand() *cobra.Command {
 		Use:   "deploy [-f FILE|DIR] --stack NAME",
 		Short: "Create or update a stack and follow its events",
 		Long: "Create or update a stack and follow its events. The template is a CloudFormation or ROS file,\n" +
-			"or a directory of Terraform-language files (.tf, .tf.json). Ctrl-C cancels the deploy: the\n" +
-			"providers are told to stop and the stack ends failed (a CloudFormation stack rolls back).\n\n" + refreshHelp,
+			"or a directory of Terraform-language files (.tf, .tf.json). Ctrl-C (or SIGTERM, or SIGHUP)\n" +
+			"cancels the deploy: the providers are told to stop, cairn follows the stack until it ends failed\n" +
+			"(a CloudFormation stack rolls back) and exits 1; a second one stops following (exit 130).\n\n" + refreshHelp,
 	}
 	sf.register(cmd)
 	f := cmd.Flags()

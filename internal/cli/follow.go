@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -103,10 +104,10 @@ func (r *runner) start(ctx context.Context, c *client.Client, stack string, begi
 	if err != nil {
 		return api.Operation{}, err
 	}
-	// The first Ctrl-C cancels the operation and goes on following it until it ends; the
-	// second stops following.
-	defer r.env.Interrupt.handle(func() {
-		fmt.Fprintln(r.env.Stderr, "Interrupt received: cancelling the operation and waiting for the providers to stop (Ctrl-C again to stop waiting)...")
+	// The first Ctrl-C (or SIGTERM, or SIGHUP) cancels the operation and goes on following it
+	// until it ends, so that the stack is left ended and recoverable; the second stops following.
+	defer r.env.Interrupt.handle(func(sig os.Signal) {
+		fmt.Fprintf(r.env.Stderr, received(sig)+"\n", "cancelling the operation and waiting for the providers to stop")
 		if _, err := c.Cancel(context.WithoutCancel(ctx), op.Stack); err != nil {
 			fmt.Fprintf(r.env.Stderr, "warning: cannot cancel: %s\n", err)
 		}

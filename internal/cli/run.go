@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
+	"syscall"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/app"
@@ -23,8 +25,8 @@ type Env struct {
 	Getenv         func(string) string
 	Environ        func() []string // for TF_VAR_*; nil sees none
 	Start          StartFunc
-	// Interrupt, when set, delivers the first Ctrl-C to a command that can stop gracefully
-	// (a deploy cancels its operation); main cancels the context on the second.
+	// Interrupt, when set, delivers the first Ctrl-C, SIGTERM or SIGHUP to a command that can
+	// stop gracefully (a deploy cancels its operation); main cancels the context on the second.
 	Interrupt *Interrupt
 	// IsTerminal reports whether w (stdout) is a terminal, for colours; nil checks the file
 	// descriptor of an *os.File (anything else is not a terminal).
@@ -81,33 +83,37 @@ func Run(ctx context.Context, args []string, env Env) int {
 	return r.report(root.ExecuteContext(ctx))
 }
 
-// Interrupt routes Ctrl-C: to the handler a command installed, else to the fallback (main's
-// context cancel). It is safe for concurrent use.
+// Interrupt routes Ctrl-C, SIGTERM and SIGHUP alike: to the handler a command installed, else
+// to the fallback (main's context cancel). It is safe for concurrent use.
 type Interrupt struct {
 	mu       sync.Mutex
-	handler  func()
+	handler  func(sig os.Signal)
 	fallback func()
 }
 
 // NewInterrupt returns an Interrupt that calls fallback when no handler is installed.
 func NewInterrupt(fallback func()) *Interrupt { return &Interrupt{fallback: fallback} }
 
-// Signal delivers one interrupt: to the installed handler, which is then removed (the next
-// one goes to the fallback), or to the fallback.
-func (i *Interrupt) Signal() {
+// Signal delivers one Ctrl-C (os.Interrupt); see Receive.
+func (i *Interrupt) Signal() { i.Receive(os.Interrupt) }
+
+// Receive delivers one interrupting signal (SIGINT, SIGTERM or SIGHUP: a CI runner's stop and a
+// closed terminal must leave a stack as Ctrl-C does): to the installed handler, which is then
+// removed (the next one goes to the fallback), or to the fallback.
+func (i *Interrupt) Receive(sig os.Signal) {
 	i.mu.Lock()
 	h := i.handler
 	i.handler = nil
 	i.mu.Unlock()
 	if h != nil {
-		h()
+		h(sig)
 		return
 	}
 	i.fallback()
 }
 
 // handle installs h for the next interrupt and returns a function that removes it.
-func (i *Interrupt) handle(h func()) (remove func()) {
+func (i *Interrupt) handle(h func(sig os.Signal)) (remove func()) {
 	if i == nil {
 		return func() {}
 	}
@@ -120,6 +126,20 @@ func (i *Interrupt) handle(h func()) (remove func()) {
 		i.mu.Unlock()
 	}
 }
+
+// received is how the first interrupt is announced, with what a second one does.
+func received(sig os.Signal) string {
+	if sig == os.Interrupt {
+		return "Interrupt received: %s (Ctrl-C again to stop waiting)..."
+	}
+	name := sig.String()
+	if s, ok := sig.(syscall.Signal); ok {
+		name = signalNames[s]
+	}
+	return name + " received: %s (a second signal or Ctrl-C stops waiting)..."
+}
+
+var signalNames = map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT"}
 
 type eofReader struct{}
 
