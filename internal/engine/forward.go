@@ -505,7 +505,8 @@ func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *t
 			return err
 		}
 	}
-	resp, err := p.Create(ctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props})
+	pctx := r.progress(ctx, res.Name, "", res.Type, "CREATE_IN_PROGRESS")
+	resp, err := p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props})
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {
 		return err
@@ -563,15 +564,16 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 		return fmt.Errorf("cannot decode outputs of %s: %w", res.Name, err)
 	}
 	var resp provider.UpdateResponse
+	pctx := r.progress(ctx, res.Name, prior.ID, res.Type, "UPDATE_IN_PROGRESS")
 	if viaCreate {
 		var c provider.CreateResponse
-		c, err = p.Create(ctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props})
+		c, err = p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props})
 		resp = provider.UpdateResponse{ID: c.ID, Outputs: c.Outputs, Private: c.Private, Diagnostics: c.Diagnostics}
 		if resp.ID == "" || resp.ID == prior.ID {
 			resp.ID = newID()
 		}
 	} else {
-		resp, err = p.Update(ctx, provider.UpdateRequest{Resource: r.resource(res), Token: token, ID: prior.ID,
+		resp, err = p.Update(pctx, provider.UpdateRequest{Resource: r.resource(res), Token: token, ID: prior.ID,
 			OldProps: oldProps, NewProps: props, OldOutputs: oldOuts, Private: prior.Private})
 		if resp.ID == "" && r.pol.OptionalIDs {
 			resp.ID = prior.ID

@@ -180,7 +180,8 @@ func (r *run) undo(ctx context.Context, name string, fwd stepEnd) error {
 		return fmt.Errorf("cannot decode journal of %s: %w", name, err)
 	}
 	// Properties swapped: the old ones are the goal, the failed new ones are "old".
-	resp, err := p.Update(ctx, provider.UpdateRequest{Resource: r.resource(res), Token: token, ID: fwd.After.ID,
+	pctx := r.progress(ctx, name, fwd.After.ID, res.Type, "UPDATE_IN_PROGRESS")
+	resp, err := p.Update(pctx, provider.UpdateRequest{Resource: r.resource(res), Token: token, ID: fwd.After.ID,
 		OldProps: newProps, NewProps: oldProps, OldOutputs: newOuts, Private: fwd.After.Private})
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {
@@ -353,7 +354,8 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 		return r.deleteFailed(ctx, key, token, t, fail)
 	}
 	res := &template.Resource{Name: t.name, Type: t.typ}
-	resp, err := p.Delete(ctx, provider.DeleteRequest{Resource: r.resource(res), Token: token, ID: t.id, Props: props,
+	pctx := r.progress(ctx, t.name, t.id, t.typ, "DELETE_IN_PROGRESS")
+	resp, err := p.Delete(pctx, provider.DeleteRequest{Resource: r.resource(res), Token: token, ID: t.id, Props: props,
 		Outputs: outs, Private: t.private})
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {

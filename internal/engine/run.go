@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/budget"
+	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/tenant"
@@ -414,4 +415,12 @@ func (r *run) finish(ctx context.Context, stackStatus, reason string, ok bool) e
 	}
 	r.e.wake()
 	return nil
+}
+
+// progress returns ctx with a provider.WithProgress reporter that records each report as an
+// event of status (the step's in-progress status) for the resource.
+func (r *run) progress(ctx context.Context, logical, physical, typ, status string) context.Context {
+	return provider.WithProgress(ctx, func(reason string) {
+		_ = r.event(ctx, logical, physical, typ, status, reason) // a lost progress event does not fail the step
+	})
 }

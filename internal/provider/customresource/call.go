@@ -143,6 +143,11 @@ func (p *Provider) wait(ctx context.Context, c call, e expectation, r Request, t
 			if n.body != nil {
 				return outcomeOf(e, c.kind, n.body), nil
 			}
+			if n.note != "" {
+				provider.ReportProgress(ctx, n.note)
+				interval = p.poll // the answer may follow soon: look again sooner
+				continue
+			}
 			if got, err := p.store.GetRequest(ctx, r.ID); err == nil && got.Response != nil {
 				return outcomeOf(e, c.kind, got.Response), nil
 			}

@@ -3,7 +3,6 @@ package customresource
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -30,6 +29,9 @@ type Func interface {
 	// with nil when the handler returned, with the reason when it failed, crashed or timed out.
 	InvokeAsync(ctx context.Context, payload []byte, ended func(error)) error
 }
+
+// noteReturned is the progress reported when a function returned without answering.
+const noteReturned = "the function returned without answering; waiting for the answer at the ResponseURL (up to ServiceTimeout)"
 
 // resolve returns the function a function token names; the error is a user-facing reason.
 func (p *Provider) resolve(ctx context.Context, tok serviceToken) (Func, error) {
@@ -62,8 +64,9 @@ func (p *Provider) checkFunctionToken(ctx context.Context, props cty.Value) stri
 
 // invoke delivers the request by invoking the function asynchronously. It returns done=true
 // with the failure when the function did not accept it. When the invocation ends, a call still
-// waiting for the response learns at once that the handler failed (with its reason), or, after
-// p.endedGrace, that it returned without answering.
+// waiting for the response learns at once that the handler failed (with its reason); when the
+// handler returned cleanly without answering, the call keeps waiting for the answer at the
+// ResponseURL until its deadline (ServiceTimeout) and reports that it does (noteReturned).
 func (p *Provider) invoke(ctx context.Context, c call, fn Func, tok serviceToken, r Request) (outcome, bool, error) {
 	ended := func(err error) {
 		if err != nil {
@@ -74,13 +77,10 @@ func (p *Provider) invoke(ctx context.Context, c call, fn Func, tok serviceToken
 					r.ID, err, r.ID)}})
 			return
 		}
-		time.AfterFunc(p.endedGrace, // a handler may answer from work it left running
-			func() {
-				p.notify(r.ID, notice{reject: &rejection{fatal: true,
-					summary: fmt.Sprintf("The function returned without responding to the %s request", c.kind),
-					detail: fmt.Sprintf("RequestId %s: the handler must PUT a SUCCESS or FAILED response to the ResponseURL "+
-						"before it returns", r.ID)}})
-			})
+		// An asynchronous handler hands the ResponseURL to work it left running and returns:
+		// the answer may still come, so the call keeps waiting until its deadline.
+		p.log.Info("custom resources: function returned without answering; waiting for the response", "request_id", r.ID)
+		p.notify(r.ID, notice{note: noteReturned})
 	}
 	if err := fn.InvokeAsync(ctx, r.Body, ended); err != nil {
 		o := failed(fmt.Sprintf("Cannot invoke the ServiceToken function for the %s request", c.kind),

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/function"
+	"github.com/cairn-dev/cairn/internal/provider"
 )
 
 // fakeInvoker resolves function tokens by name to the functions it holds.
@@ -52,15 +55,23 @@ func (f *fakeFunc) InvokeAsync(_ context.Context, payload []byte, ended func(err
 }
 
 // TestFunctionTokens: a function token is delivered by invoking the function; its failure
-// (crash, timeout, error) or a return without a response fails the call at once.
+// (crash, timeout, error) fails the call at once; a clean return without a response keeps the
+// call waiting for the answer at the ResponseURL until the deadline, and says so once.
 func TestFunctionTokens(t *testing.T) {
 	const arn = "arn:aws:lambda:us-east-1:123456789012:function:greeter"
+	var asyncPuts sync.WaitGroup
+	defer asyncPuts.Wait()
+	asyncPut := func(url string, resp map[string]any) {
+		defer asyncPuts.Done()
+		(&fakeHandler{t: t}).putNoWait(url, resp)
+	}
 	cases := map[string]struct {
 		reason string
 		token  string
 		fn     *fakeFunc
 		wantID string
-		want   string // substring of the diagnostics; "" = success
+		want   string   // substring of the diagnostics; "" = success
+		notes  []string // progress reported
 	}{
 		"Responds": {
 			reason: "The handler PUTs SUCCESS to the ResponseURL, as a Lambda does.",
@@ -81,10 +92,24 @@ func TestFunctionTokens(t *testing.T) {
 			want: "The function failed before responding to the Create request: RequestId tok: Runtime.ExitError: exit status 2",
 		},
 		"ReturnedWithoutResponse": {
-			reason: "A handler that returns without a PUT fails after the grace period, not the hour-long timeout.",
+			reason: "A handler that returns without a PUT, and leaves nothing that answers, fails at the deadline (ServiceTimeout).",
 			token:  arn,
 			fn:     &fakeFunc{invoke: func(_ map[string]any, ended func(error)) { ended(nil) }},
-			want:   "The function returned without responding to the Create request",
+			want:   "cairn did not receive a response from your Custom Resource within 1s",
+			notes:  []string{noteReturned},
+		},
+		"AsyncHandler": {
+			reason: "A handler that hands the ResponseURL to a worker and returns succeeds when the worker answers " +
+				"before the deadline, long after the function returned; the wait is reported once.",
+			token: arn,
+			fn: &fakeFunc{invoke: func(ev map[string]any, ended func(error)) {
+				ended(nil)
+				time.Sleep(300 * time.Millisecond)
+				asyncPuts.Add(1)
+				asyncPut(ev["ResponseURL"].(string), succeed(nil)(ev))
+			}},
+			wantID: "phys-Thing",
+			notes:  []string{noteReturned},
 		},
 		"Refused": {
 			reason: "A function that does not accept the invocation fails the call.",
@@ -101,7 +126,6 @@ func TestFunctionTokens(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			r := newRig(t)
-			r.p.endedGrace = 100 * time.Millisecond
 			h := &fakeHandler{t: t}
 			fn := tc.fn
 			if fn == nil {
@@ -113,12 +137,18 @@ func TestFunctionTokens(t *testing.T) {
 			}
 			r.p.functions = fakeInvoker{"greeter": fn}
 			start := time.Now()
-			o, err := r.p.run(context.Background(), call{kind: reqCreate, res: cfnResource, token: "tok", props: tokenProps(tc.token, nil)})
+			var notes []string
+			ctx := provider.WithProgress(context.Background(), func(reason string) { notes = append(notes, reason) })
+			o, err := r.p.run(ctx, call{kind: reqCreate, res: cfnResource, token: "tok", props: tokenProps(tc.token, nil),
+				timeout: time.Second})
 			if err != nil {
 				t.Fatalf("%s\nrun: %v", tc.reason, err)
 			}
 			if el := time.Since(start); el > 5*time.Second {
 				t.Errorf("%s\nthe call took %s", tc.reason, el)
+			}
+			if !slices.Equal(notes, tc.notes) {
+				t.Errorf("%s\nprogress reported: %q, want %q", tc.reason, notes, tc.notes)
 			}
 			got := o.diags.Error()
 			switch {

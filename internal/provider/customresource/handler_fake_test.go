@@ -52,6 +52,11 @@ func (f *fakeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (f *fakeHandler) put(url string, resp map[string]any) {
 	defer f.putsDone.Done()
+	f.putNoWait(url, resp)
+}
+
+// putNoWait is put without putsDone.
+func (f *fakeHandler) putNoWait(url string, resp map[string]any) {
 	b, _ := json.Marshal(resp)
 	req, _ := http.NewRequest(http.MethodPut, url, bytes.NewReader(b))
 	res, err := http.DefaultClient.Do(req)

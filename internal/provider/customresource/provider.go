@@ -60,7 +60,6 @@ type Provider struct {
 	maxPoll    time.Duration
 	backoff    time.Duration // first delay between delivery retries (doubles)
 	sendWithin time.Duration // bound on an async delivery (POST until its answer)
-	endedGrace time.Duration // wait for a response after a function returned without one
 
 	mu      sync.Mutex
 	waiters map[string]map[chan notice]struct{} // request id -> waiting calls
@@ -71,10 +70,12 @@ type Provider struct {
 var _ provider.Provider = (*Provider)(nil)
 
 // notice tells a waiting call that its request was answered (body, already stored) or that a
-// response for it was rejected in a way that fails the call (reject).
+// response for it was rejected in a way that fails the call (reject), or, with note, why it is
+// still waiting (reported as progress; the wait goes on).
 type notice struct {
 	body   []byte
 	reject *rejection
+	note   string
 }
 
 // New returns a Provider for cfg.
@@ -92,7 +93,6 @@ func New(cfg Config) *Provider {
 		maxPoll:    15 * time.Second,
 		backoff:    time.Second,
 		sendWithin: 30 * time.Second,
-		endedGrace: 10 * time.Second,
 		waiters:    map[string]map[chan notice]struct{}{},
 		closed:     make(chan struct{}),
 	}
