@@ -148,15 +148,23 @@ func (p *Provider) wait(ctx context.Context, c call, e expectation, r Request, t
 				interval = p.poll // the answer may follow soon: look again sooner
 				continue
 			}
-			if got, err := p.store.GetRequest(ctx, r.ID); err == nil && got.Response != nil {
-				return outcomeOf(e, c.kind, got.Response), nil
+			answer, err := p.markEnded(ctx, r.ID, n.reject.message())
+			if err != nil {
+				return outcome{}, err
+			}
+			if answer != nil {
+				return outcomeOf(e, c.kind, answer), nil
 			}
 			return outcome{diags: diag.Diagnostics{n.reject.diagnostic()}}, nil
 		case <-poll.C:
 		case <-deadline.C:
 			poll.Stop()
-			if got, err := p.store.GetRequest(ctx, r.ID); err == nil && got.Response != nil {
-				return outcomeOf(e, c.kind, got.Response), nil
+			answer, err := p.markEnded(ctx, r.ID, fmt.Sprintf("no response arrived within %ds, its deadline", int(timeout.Seconds())))
+			if err != nil {
+				return outcome{}, err
+			}
+			if answer != nil {
+				return outcomeOf(e, c.kind, answer), nil
 			}
 			p.log.Warn("custom resources: no response before the deadline", "request_id", r.ID, "stack", r.Stack, "logical_id", r.LogicalID)
 			return failed(fmt.Sprintf("cairn did not receive a response from your Custom Resource within %ds. "+

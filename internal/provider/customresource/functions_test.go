@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"net/http"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -156,6 +157,48 @@ func TestFunctionTokens(t *testing.T) {
 				t.Errorf("%s\noutcome: id %q, diagnostics %q; want id %q", tc.reason, o.id, got, tc.wantID)
 			case tc.want != "" && !strings.Contains(got, tc.want):
 				t.Errorf("%s\ndiagnostics %q do not contain %q", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLateAnswerRefused: an answer that arrives after its step ended without one (deadline
+// passed, function failed) is refused with 409 naming the request and why, never accepted and
+// dropped; a resumed call for that request fails with the same reason.
+func TestLateAnswerRefused(t *testing.T) {
+	const arn = "arn:aws:lambda:us-east-1:123456789012:function:greeter"
+	cases := map[string]struct {
+		fail func(ended func(error))
+		want string // in the 409's message
+	}{
+		"Deadline": {fail: func(ended func(error)) { ended(nil) }, want: "no response arrived within 1s, its deadline"},
+		"Crash":    {fail: func(ended func(error)) { ended(errors.New("Runtime.ExitError: exit status 2")) }, want: "Runtime.ExitError"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t)
+			var ev map[string]any
+			got := make(chan struct{})
+			r.p.functions = fakeInvoker{"greeter": &fakeFunc{invoke: func(e map[string]any, ended func(error)) {
+				ev = e
+				close(got)
+				tc.fail(ended)
+			}}}
+			c := call{kind: reqCreate, res: cfnResource, token: "tok", props: tokenProps(arn, nil), timeout: time.Second}
+			o, err := r.p.run(context.Background(), c)
+			if err != nil || !o.diags.HasErrors() {
+				t.Fatalf("run: %v, %q; want a failure", err, o.diags.Error())
+			}
+			<-got
+			b, _ := json.Marshal(succeed(nil)(ev))
+			status, answer := put(t, http.MethodPut, ev["ResponseURL"].(string), string(b))
+			if status != http.StatusConflict || !strings.Contains(answer["message"], "request tok already ended without a response") ||
+				!strings.Contains(answer["message"], tc.want) {
+				t.Errorf("late answer: %d %q; want 409 naming the request and %q", status, answer["message"], tc.want)
+			}
+			o, err = r.p.run(context.Background(), c) // resumed: the request is closed
+			if err != nil || !strings.Contains(o.diags.Error(), "The Create request tok ended without a response") {
+				t.Errorf("resumed run: %v, %q", err, o.diags.Error())
 			}
 		})
 	}

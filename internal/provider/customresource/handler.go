@@ -36,6 +36,8 @@ func (p *Provider) sign(id, expires string) string {
 // accepted as well). The server mounts it at /v1/responses/. Statuses:
 //
 //	200 accepted, or ignored because the request was answered already
+//	409 the request's step already ended without a response (its deadline passed or its
+//	    handler failed): this response came too late and is not used
 //	400 malformed or invalid response (the waiting call fails, unless only StackId,
 //	    RequestId or LogicalResourceId mismatched: then it keeps waiting)
 //	403 missing or wrong signature
@@ -77,6 +79,9 @@ func (p *Provider) serveResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	if stored.Response != nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, readLimit))
+		if p.refuseEnded(w, id, stored.Response) {
+			return
+		}
 		p.log.Info("custom resources: request already answered; later response ignored", "request_id", id)
 		p.reply(w, http.StatusOK, "request already answered; this response was ignored")
 		return
@@ -110,6 +115,9 @@ func (p *Provider) serveResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !first {
+		if got, err := p.store.GetRequest(ctx, id); err == nil && p.refuseEnded(w, id, got.Response) {
+			return
+		}
 		p.log.Info("custom resources: request already answered; later response ignored", "request_id", id)
 		p.reply(w, http.StatusOK, "request already answered; this response was ignored")
 		return
@@ -117,6 +125,18 @@ func (p *Provider) serveResponse(w http.ResponseWriter, r *http.Request) {
 	p.log.Info("custom resources: response accepted", "request_id", id, "stack", stored.Stack, "logical_id", stored.LogicalID)
 	p.notify(id, notice{body: body})
 	p.reply(w, http.StatusOK, "response accepted")
+}
+
+// refuseEnded answers 409 when stored is the ended mark of request id: its step ended without
+// an answer, so this one comes too late to be used.
+func (p *Provider) refuseEnded(w http.ResponseWriter, id string, stored []byte) bool {
+	reason, ended := endedReason(stored)
+	if !ended {
+		return false
+	}
+	p.reject(w, id, http.StatusConflict, "request %s already ended without a response (%s); this response came too late "+
+		"and was not used: what it created, if anything, is not managed by cairn", id, reason)
+	return true
 }
 
 // requestIDOf returns the path segment after the last "/responses/".

@@ -150,6 +150,9 @@ type outcome struct {
 
 // outcomeOf turns a stored (hence valid) response into the call's outcome.
 func outcomeOf(e expectation, kind string, body []byte) outcome {
+	if reason, ended := endedReason(body); ended {
+		return failed(fmt.Sprintf("The %s request %s ended without a response", kind, e.RequestID), reason)
+	}
 	resp, bad := e.validate(body)
 	if bad != nil {
 		return outcome{diags: diag.Diagnostics{bad.diagnostic()}}
