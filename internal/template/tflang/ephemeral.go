@@ -267,18 +267,8 @@ func (m *module) ephemeralProviders(refs []hcl.Traversal, seen map[string]bool, 
 				}
 			}
 		case "module":
-			if len(t) < 2 {
-				continue
-			}
-			a, ok := t[1].(hcl.TraverseAttr)
-			if !ok {
-				continue
-			}
-			if _, ok := m.calls[a.Name]; !ok {
-				continue
-			}
 			o := outputName(t)
-			for _, child := range m.callInstances(a.Name) {
+			for _, child := range m.calledInstances(t) {
 				for _, name := range child.outOrder {
 					if (o == "" || o == name) && !seen[child.prefix+"output."+name] {
 						seen[child.prefix+"output."+name] = true

@@ -80,21 +80,11 @@ func (c sentFiles) readError(p string, marks cty.ValueMarks) error {
 
 // key is the key of files that path p names, false when p cannot name a file that was sent.
 func (c sentFiles) key(p string) (string, bool) {
-	p, ok := c.expandHome(p)
+	rel, ok := c.fromRoot(p)
 	if !ok {
-		return "", false // the home directory of the server is not the user's
+		return "", false
 	}
-	if path.IsAbs(p) || filepath.IsAbs(p) {
-		if c.abs == "" {
-			return "", false
-		}
-		rel, err := filepath.Rel(c.abs, p)
-		if err != nil {
-			return "", false
-		}
-		p = filepath.ToSlash(rel)
-	}
-	return path.Join(cleanDir(c.root), p), true
+	return path.Join(cleanDir(c.root), rel), true
 }
 
 // fromRoot is path p relative to the root module's directory, cleaned; false when p cannot
@@ -102,7 +92,7 @@ func (c sentFiles) key(p string) (string, bool) {
 func (c sentFiles) fromRoot(p string) (string, bool) {
 	p, ok := c.expandHome(p)
 	if !ok {
-		return "", false
+		return "", false // the home directory of the server is not the user's
 	}
 	if path.IsAbs(p) || filepath.IsAbs(p) {
 		if c.abs == "" {

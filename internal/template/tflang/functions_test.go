@@ -90,16 +90,30 @@ var functionCases = []struct{ expr, want string }{
 	{`templatefile("greet.tpl", {names = ["a", "b"], x = "y"})`, `"Hi A! Hi B! eQ=="`},
 }
 
-// consoleValue evaluates exprs with terraform console in a directory holding consoleFiles,
+// consoleValues evaluates exprs with terraform console in a directory holding consoleFiles,
 // each as JSON, or skips when there is no terraform.
 func consoleValues(t *testing.T, exprs []string) []string {
+	t.Helper()
+	bin := terraformBin(t)
+	dir := t.TempDir()
+	writeTree(t, dir, consoleFiles)
+	return terraformConsole(t, bin, dir, exprs)
+}
+
+// terraformBin is the terraform CLI on PATH; the test is skipped when there is none.
+func terraformBin(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("terraform")
 	if err != nil {
 		t.Skip("terraform CLI not found on PATH")
 	}
-	dir := t.TempDir()
-	for name, text := range consoleFiles {
+	return bin
+}
+
+// writeTree writes files (slash-separated name to content) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -108,6 +122,11 @@ func consoleValues(t *testing.T, exprs []string) []string {
 			t.Fatal(err)
 		}
 	}
+}
+
+// terraformConsole evaluates exprs with terraform console (bin) in dir, each as JSON.
+func terraformConsole(t *testing.T, bin, dir string, exprs []string) []string {
+	t.Helper()
 	// one expression: console prints only the last of several lines
 	parts := make([]string, len(exprs))
 	for i, x := range exprs {

@@ -1,21 +1,13 @@
 package tflang
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/diag"
 )
@@ -128,50 +120,17 @@ func TestFilesetGlobs(t *testing.T) {
 // console itself writes (its state and lock), or skips when there is no terraform.
 func globConsole(t *testing.T, exprs []string) []string {
 	t.Helper()
-	bin, err := exec.LookPath("terraform")
-	if err != nil {
-		t.Skip("terraform CLI not found on PATH")
-	}
+	bin := terraformBin(t)
 	dir := t.TempDir()
+	tree := map[string]string{}
 	for _, name := range globTree {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		text := "x"
+		tree[name] = "x"
 		if strings.HasSuffix(name, ".tf") {
-			text = "" // a configuration for console
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
+			tree[name] = "" // a configuration for console
 		}
 	}
-	parts := make([]string, len(exprs))
-	for i, x := range exprs {
-		parts[i] = "jsonencode(" + x + ")"
-	}
-	cmd := exec.Command(bin, "console")
-	cmd.Dir = filepath.Join(dir, "cfg")
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=/dev/null", "CHECKPOINT_DISABLE=1")
-	cmd.Stdin = strings.NewReader("jsonencode([" + strings.Join(parts, ", ") + "])\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("terraform console: %v\n%s%s", err, out, stderr.String())
-	}
-	x, ds := hclsyntax.ParseExpression(bytes.TrimSpace(out), "console", hcl.InitialPos)
-	if ds.HasErrors() {
-		t.Fatalf("console output %q: %v", out, ds)
-	}
-	v, ds := x.Value(nil)
-	if ds.HasErrors() || v.Type() != cty.String {
-		t.Fatalf("console output %q: %v", out, ds)
-	}
-	var lines []string
-	if err := json.Unmarshal([]byte(v.AsString()), &lines); err != nil || len(lines) != len(exprs) {
-		t.Fatalf("console output %q: %v", out, err)
-	}
+	writeTree(t, dir, tree)
+	lines := terraformConsole(t, bin, filepath.Join(dir, "cfg"), exprs)
 	for i, l := range lines {
 		var names []string
 		if json.Unmarshal([]byte(l), &names) != nil {
@@ -198,6 +157,13 @@ func TestGlobRegexpBounded(t *testing.T) {
 	if _, err := globRegexp(strings.Repeat("*a", 5000), nil); err == nil {
 		t.Error("5,000 stars compiled, want them refused")
 	}
+	// the length limit the documentation gives: 16 KiB
+	if _, err := globRegexp(strings.Repeat("a", 16<<10), nil); err != nil {
+		t.Errorf("a pattern of 16 KiB: %v, want it compiled", err)
+	}
+	if _, err := globRegexp(strings.Repeat("a", 16<<10+1), nil); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("a pattern over 16 KiB: %v, want it refused as too long", err)
+	}
 }
 
 // repeatedAlternatives is a pattern of n components, each of 11 groups "{a,b}": one
@@ -215,15 +181,13 @@ func repeatedAlternatives(n int) string {
 // compile, per call.
 func TestGlobRegexpRepeatedComponents(t *testing.T) {
 	p := repeatedAlternatives(292)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
 	var err error
-	took := within(t, 30*time.Second, "globRegexp", func() { _, err = globRegexp(p, nil) })
-	runtime.ReadMemStats(&after)
+	var took time.Duration
+	alloc := allocsOf(func() { took = within(t, 30*time.Second, "globRegexp", func() { _, err = globRegexp(p, nil) }) })
 	if err == nil || !strings.Contains(err.Error(), "too many alternatives") {
 		t.Errorf("globRegexp of 292 repeated components: %v, want it refused", err)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 || took > time.Second {
+	if alloc > 16<<20 || took > time.Second {
 		t.Errorf("refusing it allocated %d MB in %v, want under 16 MB and a second", alloc>>20, took)
 	}
 	if _, err := globRegexp(repeatedAlternatives(3), nil); err != nil {
@@ -231,9 +195,9 @@ func TestGlobRegexpRepeatedComponents(t *testing.T) {
 	}
 }
 
-// TestFilesetRepeatedPatternInLoop: fileset called in a loop with a pattern it refuses (and
-// the largest it accepts, 20 ms and 11 MB to compile, charged to the budget) answers at once
-// each time: the compiled pattern is kept per pattern.
+// TestFilesetRepeatedPatternInLoop: fileset called 200 times in a loop with a pattern it
+// refuses, and with the largest of these it accepts (its compilation charged to the budget),
+// takes under 2 s in all: the compiled pattern is kept per pattern.
 func TestFilesetRepeatedPatternInLoop(t *testing.T) {
 	for _, tc := range []struct {
 		pattern, want string

@@ -227,11 +227,8 @@ func (m *module) walkRefs(ts []hcl.Traversal, seen, out map[string]bool) {
 			}
 			continue
 		case "module":
-			if _, ok := m.calls[attr]; !ok {
-				continue
-			}
 			o := outputName(t)
-			for _, child := range m.callInstances(attr) {
+			for _, child := range m.calledInstances(t) {
 				for _, name := range child.outOrder {
 					if (o == "" || o == name) && visit(child.prefix+"output."+name) {
 						attrs, _ := child.outputs[name].Body.JustAttributes()
@@ -285,21 +282,27 @@ func (m *module) dependsOn(ts []hcl.Traversal) []string {
 			m.walkRefs([]hcl.Traversal{t}, map[string]bool{}, out)
 			continue
 		}
-		if len(t) < 2 {
-			continue
-		}
-		a, ok := t[1].(hcl.TraverseAttr)
-		if !ok {
-			continue
-		}
-		if _, ok := m.calls[a.Name]; !ok {
-			continue
-		}
-		for _, child := range m.callInstances(a.Name) {
+		for _, child := range m.calledInstances(t) {
 			child.allInstances(out)
 		}
 	}
 	return sortedSet(out)
+}
+
+// calledInstances is the instances of the module call a traversal module.NAME... names; none
+// when NAME is no call of m.
+func (m *module) calledInstances(t hcl.Traversal) []*module {
+	if len(t) < 2 {
+		return nil
+	}
+	a, ok := t[1].(hcl.TraverseAttr)
+	if !ok {
+		return nil
+	}
+	if _, ok := m.calls[a.Name]; !ok {
+		return nil
+	}
+	return m.callInstances(a.Name)
 }
 
 // allInstances adds every resource instance in m and below it to out.
