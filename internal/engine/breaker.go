@@ -137,9 +137,5 @@ func (e *Engine) failLooping(ctx context.Context, op state.Operation, step strin
 		Type: stackType(req.Dialect), Status: status, Reason: reason, At: e.now()}); err != nil {
 		return fmt.Errorf("cannot record event: %w", err)
 	}
-	if err := e.store.FinishOperation(ctx, op.ID, state.Failed, reason, e.now()); err != nil {
-		return fmt.Errorf("cannot finish operation %s: %w", op.ID, err)
-	}
-	e.wake()
-	return nil
+	return e.finishOp(ctx, op.ID, state.Failed, reason)
 }

@@ -117,11 +117,16 @@ func (e *Engine) Cancel(ctx context.Context, stack string) (api.Operation, error
 	}
 	// Being resumed here, or run by nobody (its server died): run it cancelled from the start,
 	// so that it ends as a cancelled operation does.
+	// Its run may have registered its cancel since it was looked up above: execute reads
+	// pending under the same lock, so either it sees pending or this sees its cancel.
 	e.mu.Lock()
 	e.pending[id] = true
+	cancel = e.cancels[id]
 	_, here := e.running[id]
 	e.mu.Unlock()
-	if !here {
+	if cancel != nil {
+		cancel(errCancelled)
+	} else if !here {
 		e.goRun(op, true, nil)
 	}
 	return e.Operation(ctx, id)
@@ -153,6 +158,15 @@ func (e *Engine) track(ctx context.Context, id string) (_ context.Context, untra
 		cancel(nil)
 		close(done)
 	}
+}
+
+// finishOp ends operation id with status and reason, and wakes the long polls.
+func (e *Engine) finishOp(ctx context.Context, id, status, reason string) error {
+	if err := e.store.FinishOperation(ctx, id, status, reason, e.now()); err != nil {
+		return fmt.Errorf("cannot finish operation %s: %w", id, err)
+	}
+	e.wake()
+	return nil
 }
 
 // errShutdown ends a run whose engine is shutting down; the operation stays running in the

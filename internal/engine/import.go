@@ -66,41 +66,56 @@ func (e *Engine) Import(ctx context.Context, stack string, req api.ImportRequest
 	now := e.now()
 	op := state.Operation{ID: newID(), Stack: key, Kind: kindImport, Status: state.Running, Owner: e.o.Owner,
 		LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
-	run, untrack := e.track(ctx, op.ID) // before it starts: a Cancel must find it running here
-	defer untrack()
-	if err := e.store.StartOperation(ctx, op); err != nil {
-		return api.Resource{}, err
-	}
-	row, err := e.importResource(run, st, ps, prior, op, res, req.ID)
-	status, reason := state.Succeeded, ""
-	if err != nil {
-		err = opError(run, err)
-		status, reason = state.Failed, err.Error()
-	}
-	if !errors.Is(err, errLeaseLost) { // else the engine that took the operation over ends it
-		if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, status, reason, e.now()); ferr != nil && err == nil {
-			err = ferr
-		}
-	}
-	e.wake()
+	var row state.Resource
+	err = e.runOwn(ctx, op, func(run context.Context) (err error) {
+		row, err = e.importResource(run, st, ps, prior, op, res, req.ID)
+		return err
+	})
 	if err != nil {
 		return api.Resource{}, err
 	}
 	return api.Resource{LogicalID: row.Name, PhysicalID: row.ID, Type: row.Type, Status: row.Status, UpdatedAt: row.UpdatedAt}, nil
 }
 
-func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *providerSet, stack state.Stack, op state.Operation, res *template.Resource, id string) (state.Resource, error) {
-	if _, err := e.store.GetResource(ctx, keyOf(stack), res.Name); err == nil {
-		return state.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(res.Range, res.Name,
-			"Resource already managed by cairn: %s is already in stack %s; to import to this address you must first delete the existing object from the stack", res.Name, stack.Name)}}
+// runOwn runs op, an operation that its request runs itself rather than goRun (a cairn
+// import, a state push): op is tracked here before it starts (see track), step runs on the
+// tracked context, and op is finished as step ended: succeeded, or failed with its error (see
+// opError), unless the lease was lost (the engine that took the operation over ends it).
+func (e *Engine) runOwn(ctx context.Context, op state.Operation, step func(context.Context) error) error {
+	run, untrack := e.track(ctx, op.ID) // before it starts: a Cancel must find it running here
+	defer untrack()
+	if err := e.store.StartOperation(ctx, op); err != nil {
+		return err
 	}
-	r := &run{e: e, op: op, stack: stack, tmpl: st, ps: ps, sc: newScope(ctx, st), req: opRequest{Kind: kindImport, StackID: stack.ID, Dialect: string(st.Dialect)},
-		pol:     st.Policy,
-		journal: map[string][]state.JournalEntry{}, base: ctx}
+	err := step(run)
+	status, reason := state.Succeeded, ""
+	if err != nil {
+		err = opError(run, err)
+		status, reason = state.Failed, err.Error()
+	}
+	if !errors.Is(err, errLeaseLost) { // else the engine that took the operation over ends it
+		if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, status, reason, e.now()); ferr != nil {
+			err = errors.Join(err, fmt.Errorf("cannot finish operation %s: %w", op.ID, ferr))
+		}
+	}
+	e.wake()
+	return err
+}
+
+func (e *Engine) importResource(ctx context.Context, st *template.Stack, ps *providerSet, stack state.Stack, op state.Operation, res *template.Resource, id string) (state.Resource, error) {
 	rows, err := e.store.ListResources(ctx, keyOf(stack))
 	if err != nil {
 		return state.Resource{}, err
 	}
+	for _, row := range rows {
+		if row.Name == res.Name {
+			return state.Resource{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(res.Range, res.Name,
+				"Resource already managed by cairn: %s is already in stack %s; to import to this address you must first delete the existing object from the stack", res.Name, stack.Name)}}
+		}
+	}
+	r := &run{e: e, op: op, stack: stack, tmpl: st, ps: ps, sc: newScope(ctx, st), req: opRequest{Kind: kindImport, StackID: stack.ID, Dialect: string(st.Dialect)},
+		pol:     st.Policy,
+		journal: map[string][]state.JournalEntry{}, base: ctx}
 	for _, row := range rows {
 		if st.Resource(row.Name) != nil {
 			if err := r.sc.setRow(row); err != nil {
@@ -179,9 +194,5 @@ func (e *Engine) resumeImport(ctx context.Context, op state.Operation) error {
 			}
 		}
 	}
-	if err := e.store.FinishOperation(ctx, op.ID, status, reason, e.now()); err != nil {
-		return fmt.Errorf("cannot finish operation %s: %w", op.ID, err)
-	}
-	e.wake()
-	return nil
+	return e.finishOp(ctx, op.ID, status, reason)
 }

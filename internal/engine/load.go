@@ -104,6 +104,14 @@ func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[stri
 	if err != nil {
 		return nil // checking everything is always correct
 	}
+	return appliedOf(stack, rows)
+}
+
+// appliedOf is appliedConfigs of stack's resource rows, for a caller that has them.
+func appliedOf(stack state.Stack, rows []state.Resource) map[string]state.Resource {
+	if !policyOf(stack.Dialect).SkipsUnchanged || stack.Status == "DELETE_COMPLETE" {
+		return nil
+	}
 	out := make(map[string]state.Resource, len(rows))
 	for _, row := range rows {
 		if applied(row) {

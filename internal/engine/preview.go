@@ -35,9 +35,15 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	if fresh {
 		stackID = ""
 	}
+	var list []state.Resource
+	if !fresh {
+		if list, err = e.store.ListResources(ctx, key); err != nil {
+			return api.PreviewResponse{}, fmt.Errorf("cannot read resources of stack %s: %w", stack, err)
+		}
+	}
 	src := sourceOf(req)
 	if !fresh && !req.Upgrade {
-		src.applied, src.appliedWith = e.appliedConfigs(ctx, prior), fingerprints(prior.Providers)
+		src.applied, src.appliedWith = appliedOf(prior, list), fingerprints(prior.Providers)
 	}
 	if !fresh {
 		src.previous = rememberedParameters(prior) // the values the deploy would keep
@@ -47,15 +53,9 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 		return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
 	}
 	defer ps.close()
-	rows := map[string]state.Resource{}
-	if !fresh {
-		list, err := e.store.ListResources(ctx, key)
-		if err != nil {
-			return api.PreviewResponse{}, fmt.Errorf("cannot read resources of stack %s: %w", stack, err)
-		}
-		for _, row := range list {
-			rows[row.Name] = row
-		}
+	rows := make(map[string]state.Resource, len(list))
+	for _, row := range list {
+		rows[row.Name] = row
 	}
 	rf := refactor(st, rows) // moved.go
 	diags = diags.Append(blockedWarning(rf.blocked))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -140,8 +141,7 @@ func (pv *previewer) refreshOrphans(ctx context.Context) error {
 		if err != nil {
 			continue // it would be deleted with a provider that cannot be configured: the deploy says so
 		}
-		pr := provider.Resource{StackName: pv.stackName, StackID: pv.stackID, Name: name, Type: row.Type,
-			Dialect: string(pv.st.Policy.Dialect), Region: pv.e.o.Region, AccountID: pv.e.o.AccountID}
+		pr := pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, &template.Resource{Name: name, Type: row.Type})
 		if err := pv.readRow(ctx, p, pr, row, nil); err != nil {
 			return err
 		}
@@ -433,16 +433,8 @@ func (r *run) refreshAll(ctx context.Context) (string, []api.Change, error) {
 			r.prior[name] = *row
 		}
 	}
-	sortChanges(drift)
+	slices.SortStableFunc(drift, func(a, b api.Change) int { return strings.Compare(a.LogicalID, b.LogicalID) })
 	return "", drift, nil
-}
-
-func sortChanges(cs []api.Change) {
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && cs[j].LogicalID < cs[j-1].LogicalID; j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
-		}
-	}
 }
 
 // Refresh reads every resource of a Terraform-language stack back through its provider and
@@ -595,10 +587,9 @@ func (r *run) refreshOnly(ctx context.Context) (api.RefreshResponse, error) {
 	if failure != "" {
 		status = state.Failed
 	}
-	if err := r.e.store.FinishOperation(context.WithoutCancel(ctx), r.op.ID, status, failure, r.e.now()); err != nil {
-		return resp, fmt.Errorf("cannot finish operation %s: %w", r.op.ID, err)
+	if err := r.e.finishOp(context.WithoutCancel(ctx), r.op.ID, status, failure); err != nil {
+		return resp, err
 	}
-	r.e.wake()
 	if failure != "" {
 		// What was read is stored; the events name the resources that failed and why.
 		return resp, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "", "%s", failure)}}

@@ -410,11 +410,7 @@ func (r *run) finish(ctx context.Context, stackStatus, reason string, ok bool) e
 	if !ok {
 		status = state.Failed
 	}
-	if err := r.e.store.FinishOperation(context.WithoutCancel(ctx), r.op.ID, status, reason, r.e.now()); err != nil {
-		return fmt.Errorf("cannot finish operation %s: %w", r.op.ID, err)
-	}
-	r.e.wake()
-	return nil
+	return r.e.finishOp(context.WithoutCancel(ctx), r.op.ID, status, reason)
 }
 
 // progress returns ctx with a provider.WithProgress reporter that records each report as an

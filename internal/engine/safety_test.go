@@ -200,9 +200,7 @@ func TestProgressResetsTheBreaker(t *testing.T) {
 	if err := e.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if got, _ := e.Wait(ctx, op.ID); got.Status != state.Succeeded {
+	if got := waitOn(e, op.ID); got.Status != state.Succeeded {
 		t.Fatalf("a first resumption that makes progress: %+v, want succeeded", got)
 	}
 }
@@ -210,23 +208,13 @@ func TestProgressResetsTheBreaker(t *testing.T) {
 // TestDeadOwnerIsTakenOverAtOnce: a lease whose holder is known to be dead (the CLI process
 // that was killed) is taken over without waiting for it to expire.
 func TestDeadOwnerIsTakenOverAtOnce(t *testing.T) {
-	started := make(chan struct{}, 10)
-	h := newHarness(t, blockingB(started))
-	first := engineOn(t, h.store, blockingB(started), engine.Options{LeaseTTL: time.Hour})
-	op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-started
-	first.Shutdown(context.Background()) // its lease has an hour left
+	h, op := abandonedDeploy(t)
 	e := engineOn(t, h.store, &providertest.Fake{}, engine.Options{LeaseTTL: time.Hour,
 		OwnerAlive: func(string) bool { return false }})
 	if err := e.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if got, _ := e.Wait(ctx, op.ID); got.Status != state.Succeeded {
+	if got := waitOn(e, op.ID); got.Status != state.Succeeded {
 		t.Fatalf("resumption of a dead holder's operation: %+v, want succeeded well before the hour", got)
 	}
 }
@@ -244,15 +232,7 @@ func TestCancelWhileResuming(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			started := make(chan struct{}, 10)
-			h := newHarness(t, blockingB(started))
-			first := engineOn(t, h.store, blockingB(started), engine.Options{LeaseTTL: time.Hour})
-			op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
-			if err != nil {
-				t.Fatal(err)
-			}
-			<-started
-			first.Shutdown(context.Background())
+			h, op := abandonedDeploy(t)
 			// B blocks until cancelled here too, so the run cannot finish before the Cancel arrives.
 			e := engineOn(t, h.store, blockingB(make(chan struct{}, 10)), engine.Options{OwnerAlive: func(string) bool { return tc.ownerAlive }})
 			if tc.resume {
@@ -260,7 +240,7 @@ func TestCancelWhileResuming(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err = e.Cancel(context.Background(), "s")
+			_, err := e.Cancel(context.Background(), "s")
 			var busy *state.BusyError
 			if tc.refused {
 				if !errors.As(err, &busy) {
@@ -271,12 +251,34 @@ func TestCancelWhileResuming(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Cancel right after a restart: %v", err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			got, _ := e.Wait(ctx, op.ID)
+			got := waitOn(e, op.ID)
 			if got.Status != state.Failed || !strings.Contains(got.StatusReason+got.StackStatus, "ROLLBACK") && !strings.Contains(got.StatusReason, "cancel") {
 				t.Errorf("after Cancel: %+v, want the operation failed by the cancel", got)
 			}
 		})
 	}
+}
+
+// abandonedDeploy leaves a deploy of chain running in the store of the harness it returns:
+// the engine that ran it was shut down while B blocked, and its lease has an hour left.
+func abandonedDeploy(t *testing.T) (*harness, api.Operation) {
+	t.Helper()
+	started := make(chan struct{}, 10)
+	h := newHarness(t, blockingB(started))
+	first := engineOn(t, h.store, blockingB(started), engine.Options{LeaseTTL: time.Hour})
+	op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	first.Shutdown(context.Background())
+	return h, op
+}
+
+// waitOn waits (20 s at most) for operation id of e to end and returns it as it is then.
+func waitOn(e *engine.Engine, id string) api.Operation {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, _ := e.Wait(ctx, id)
+	return got
 }

@@ -100,20 +100,7 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 	now := e.now()
 	op := state.Operation{ID: newID(), Stack: key, Kind: kindPush, Status: state.Running, Request: body, Owner: e.o.Owner,
 		LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
-	run, untrack := e.track(ctx, op.ID) // before it starts: a Cancel must find it running here
-	defer untrack()
-	if err := e.store.StartOperation(ctx, op); err != nil {
-		return api.StatePushResponse{}, err
-	}
-	err = e.adopt(run, op, row, rows, tfs)
-	if err != nil {
-		err = opError(run, err)
-		if !errors.Is(err, errLeaseLost) {
-			if ferr := e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now()); ferr != nil {
-				err = errors.Join(err, ferr)
-			}
-		}
-		e.wake()
+	if err := e.runOwn(ctx, op, func(run context.Context) error { return e.adopt(run, op, row, rows, tfs) }); err != nil {
 		return api.StatePushResponse{}, err
 	}
 	return api.StatePushResponse{Stack: stack, Lineage: tfs.Lineage, Serial: tfs.Serial, Resources: len(rows)}, nil
@@ -132,7 +119,7 @@ type tfIdentity struct {
 }
 
 // adopt writes the adopted rows in place of the stack's, with the stack row, in one journal
-// entry (one transaction), then records the event and finishes the operation.
+// entry (one transaction), then records the event (runOwn finishes the operation).
 func (e *Engine) adopt(ctx context.Context, op state.Operation, row state.Stack, rows []state.Resource, tfs *tfstate.State) error {
 	old, err := e.store.ListResources(ctx, op.Stack)
 	if err != nil {
@@ -172,8 +159,8 @@ func (e *Engine) adopt(ctx context.Context, op state.Operation, row state.Stack,
 	return e.pushed(context.WithoutCancel(ctx), op, row)
 }
 
-// pushed ends a push whose state is adopted: the stack's event, unless a killed server wrote
-// it already, then the operation.
+// pushed records the event of a push whose state is adopted, unless a killed server wrote it
+// already.
 func (e *Engine) pushed(ctx context.Context, op state.Operation, row state.Stack) error {
 	var id tfIdentity
 	if err := json.Unmarshal(row.TFState, &id); err != nil {
@@ -195,10 +182,6 @@ func (e *Engine) pushed(ctx context.Context, op state.Operation, row state.Stack
 			return fmt.Errorf("cannot record event: %w", err)
 		}
 	}
-	if err := e.store.FinishOperation(ctx, op.ID, state.Succeeded, "", e.now()); err != nil {
-		return fmt.Errorf("cannot finish operation %s: %w", op.ID, err)
-	}
-	e.wake()
 	return nil
 }
 
@@ -215,15 +198,14 @@ func (e *Engine) resumePush(ctx context.Context, op state.Operation) error {
 			if err != nil {
 				return fmt.Errorf("cannot read stack %s: %w", op.Stack, err)
 			}
-			return e.pushed(ctx, op, row)
+			if err := e.pushed(ctx, op, row); err != nil {
+				return err
+			}
+			return e.finishOp(ctx, op.ID, state.Succeeded, "")
 		}
 	}
 	reason := "The server stopped before the push adopted the state: the stack was left as it was. Push the state again."
-	if err := e.store.FinishOperation(ctx, op.ID, state.Failed, reason, e.now()); err != nil {
-		return fmt.Errorf("cannot finish operation %s: %w", op.ID, err)
-	}
-	e.wake()
-	return nil
+	return e.finishOp(ctx, op.ID, state.Failed, reason)
 }
 
 // adoptRows turns the managed resource instances of a terraform state into resource rows of
