@@ -179,7 +179,7 @@ func localExec(ctx context.Context, req Request) error {
 	args = append(args, command)
 	env := req.Env
 	if env == nil {
-		env = WithoutCairnEnv(os.Environ())
+		env = withoutCairnEnv(os.Environ())
 	}
 	if v := attr(cfg, "environment"); !v.IsNull() {
 		for k, x := range v.AsValueMap() {
@@ -282,9 +282,9 @@ func (r *ring) Write(p []byte) (int, error) {
 
 func (r *ring) String() string { return string(r.buf) }
 
-// WithoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a
+// withoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a
 // command that a configuration runs has no business with the server's credentials.
-func WithoutCairnEnv(env []string) []string {
+func withoutCairnEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, "CAIRN_") {

@@ -95,24 +95,23 @@ func runRemote(ctx context.Context, req Request) error {
 // announce prints the connection's settings before each attempt, as terraform does.
 func announce(c *connection, out func(string)) {
 	out("Connecting to remote host via SSH...")
-	out("  Host: " + c.host)
-	out("  User: " + c.user)
-	out(fmt.Sprintf("  Password: %t", c.password != ""))
-	out(fmt.Sprintf("  Private key: %t", c.privateKey != ""))
-	out(fmt.Sprintf("  Certificate: %t", c.certificate != ""))
-	out("  SSH Agent: false")
-	out(fmt.Sprintf("  Checking Host Key: %t", c.hostKey != ""))
+	c.endpoint.announce(out)
 	out("  Target Platform: " + c.targetPlatform)
 	if b := c.bastion; b != nil {
 		out("Using configured bastion host...")
-		out("  Host: " + b.host)
-		out("  User: " + b.user)
-		out(fmt.Sprintf("  Password: %t", b.password != ""))
-		out(fmt.Sprintf("  Private key: %t", b.privateKey != ""))
-		out(fmt.Sprintf("  Certificate: %t", b.certificate != ""))
-		out("  SSH Agent: false")
-		out(fmt.Sprintf("  Checking Host Key: %t", b.hostKey != ""))
+		b.announce(out)
 	}
+}
+
+// announce prints the settings terraform prints for the target and for a bastion alike.
+func (e endpoint) announce(out func(string)) {
+	out("  Host: " + e.host)
+	out("  User: " + e.user)
+	out(fmt.Sprintf("  Password: %t", e.password != ""))
+	out(fmt.Sprintf("  Private key: %t", e.privateKey != ""))
+	out(fmt.Sprintf("  Certificate: %t", e.certificate != ""))
+	out("  SSH Agent: false")
+	out(fmt.Sprintf("  Checking Host Key: %t", e.hostKey != ""))
 }
 
 // collectScripts reads the scripts to run: the inline lines as one script, or the script

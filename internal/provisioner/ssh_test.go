@@ -46,25 +46,6 @@ func connectionTo(srv *sshd.Server, key string, extra string) string {
 	return fmt.Sprintf("host = %q\nport = %d\nuser = %q\nprivate_key = <<EOT\n%sEOT\n%s\n", srv.Host, srv.Port, srv.User, key, extra)
 }
 
-// tree reads every file under dir: relative path -> content.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestFileOverSSH uploads content, a file and directories to a real sshd, as terraform's file
 // provisioner does, and reads back what landed.
 func TestFileOverSSH(t *testing.T) {
@@ -109,7 +90,7 @@ func TestFileOverSSH(t *testing.T) {
 			if err := Run(context.Background(), Request{Type: File, Config: cfg, Connection: conn, Dir: local}); err != nil {
 				t.Fatalf("%s\nRun: %v", tc.reason, err)
 			}
-			if diff := cmp.Diff(tc.want, tree(t, dst)); diff != "" {
+			if diff := cmp.Diff(tc.want, sshd.Tree(t, dst)); diff != "" {
 				t.Errorf("%s\nfiles (-want +got):\n%s", tc.reason, diff)
 			}
 		})
@@ -218,7 +199,7 @@ func TestRemoteExecOverSSH(t *testing.T) {
 	}
 	// A script that succeeded is emptied, as terraform does (a failed one stays for a look).
 	var scripts []string
-	for name, text := range tree(t, remote) {
+	for name, text := range sshd.Tree(t, remote) {
 		if strings.HasPrefix(name, "cairn_") {
 			scripts = append(scripts, text)
 		}
@@ -260,5 +241,24 @@ func TestConnectionDefaults(t *testing.T) {
 	}
 	if got := quoteCommand([]string{"scp", "-vt", `C:\a dir\`}, targetPlatformWindows); got != `scp -vt "C:\a dir\\"` {
 		t.Errorf("windows quoting: %s", got)
+	}
+}
+
+// TestAnnounceBastion: a connection through a bastion prints the bastion's settings after the
+// target's, as terraform does (the bastion takes the target's user and key it does not set).
+func TestAnnounceBastion(t *testing.T) {
+	conn, err := parseConnection(decodeAs(t, ConnectionSpec,
+		"host = \"10.0.0.5\"\nuser = \"app\"\nprivate_key = \"k\"\nbastion_host = \"jump\"\nbastion_password = \"p\"\nbastion_host_key = \"ssh-ed25519 AAAA\""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out collected
+	announce(conn, out.add)
+	want := []string{"Connecting to remote host via SSH...", "  Host: 10.0.0.5", "  User: app", "  Password: false",
+		"  Private key: true", "  Certificate: false", "  SSH Agent: false", "  Checking Host Key: false", "  Target Platform: unix",
+		"Using configured bastion host...", "  Host: jump", "  User: app", "  Password: true",
+		"  Private key: true", "  Certificate: false", "  SSH Agent: false", "  Checking Host Key: true"}
+	if diff := cmp.Diff(want, out.got); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }

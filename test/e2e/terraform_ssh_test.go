@@ -89,25 +89,6 @@ func sshConfigDir(t *testing.T, dir string, srv *sshd.Server) {
 	}
 }
 
-// remoteTree reads every file under dir: relative path -> content.
-func remoteTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func TestTerraformFileProvisionerSSHParity(t *testing.T) {
 	t.Parallel()
 	srv := sshd.Start(t)
@@ -142,10 +123,10 @@ func TestTerraformFileProvisionerSSHParity(t *testing.T) {
 		"content.txt": "hello from 127.0.0.1\n", "copied.txt": "one\n", "site/index.html": "<p>hi</p>\n", "site/css/a.css": "a{}\n",
 		"flat/index.html": "<p>hi</p>\n", "flat/css/a.css": "a{}\n", "remote.txt": "ran as " + srv.User + "\n",
 	}
-	if diff := cmp.Diff(want, remoteTree(t, tfDest)); diff != "" {
+	if diff := cmp.Diff(want, sshd.Tree(t, tfDest)); diff != "" {
 		t.Errorf("terraform's files on the machine (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(remoteTree(t, tfDest), remoteTree(t, cDest)); diff != "" {
+	if diff := cmp.Diff(sshd.Tree(t, tfDest), sshd.Tree(t, cDest)); diff != "" {
 		t.Errorf("files on the machine, -terraform +cairn:\n%s", diff)
 	}
 	if !strings.Contains(cr.all(), "remote output line") {
@@ -156,10 +137,10 @@ func TestTerraformFileProvisionerSSHParity(t *testing.T) {
 	if r := c.try("delete", "--stack", "ssh"); r.err != nil {
 		t.Fatalf("cairn delete: %v\n%s", r.err, r.all())
 	}
-	if got := remoteTree(t, tfDest)["destroyed.txt"]; got != "destroyed 127.0.0.1\n" {
+	if got := sshd.Tree(t, tfDest)["destroyed.txt"]; got != "destroyed 127.0.0.1\n" {
 		t.Errorf("terraform's destroy-time upload = %q", got)
 	}
-	if diff := cmp.Diff(remoteTree(t, tfDest), remoteTree(t, cDest)); diff != "" {
+	if diff := cmp.Diff(sshd.Tree(t, tfDest), sshd.Tree(t, cDest)); diff != "" {
 		t.Errorf("files on the machine after destroy, -terraform +cairn:\n%s", diff)
 	}
 }
@@ -221,7 +202,7 @@ func TestTerraformFileProvisionerSSHFailureParity(t *testing.T) {
 	if r := attrsOf(c.describe("ssh"), "terraform_data.machine"); r.Status != "CREATE_FAILED" {
 		t.Errorf("cairn's object after the failure: %+v", r)
 	}
-	if diff := cmp.Diff(remoteTree(t, tfDest), remoteTree(t, cDest)); diff != "" {
+	if diff := cmp.Diff(sshd.Tree(t, tfDest), sshd.Tree(t, cDest)); diff != "" {
 		t.Errorf("files on the machine after the failure, -terraform +cairn:\n%s", diff)
 	}
 
@@ -230,10 +211,10 @@ func TestTerraformFileProvisionerSSHFailureParity(t *testing.T) {
 	if r := c.try("deploy", "-f", cDir, "--stack", "ssh", "--var", hostVar(cDest)); r.err != nil {
 		t.Fatalf("cairn deploy with the right key: %v\n%s", r.err, r.all())
 	}
-	if got := remoteTree(t, cDest)["content.txt"]; got != "hello from 127.0.0.1\n" {
+	if got := sshd.Tree(t, cDest)["content.txt"]; got != "hello from 127.0.0.1\n" {
 		t.Errorf("cairn did not replace the tainted object and upload: content.txt = %q", got)
 	}
-	if diff := cmp.Diff(remoteTree(t, tfDest), remoteTree(t, cDest)); diff != "" {
+	if diff := cmp.Diff(sshd.Tree(t, tfDest), sshd.Tree(t, cDest)); diff != "" {
 		t.Errorf("files on the machine after the fix, -terraform +cairn:\n%s", diff)
 	}
 }

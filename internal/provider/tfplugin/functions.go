@@ -142,6 +142,33 @@ func (p *Provider) function(fc funcClient, name string, d funcDecl) (function.Fu
 	return function.New(spec), nil
 }
 
+// protoParam is a GetFunctions parameter of either protocol: the generated types differ, their
+// getters do not.
+type protoParam interface {
+	*tf5.Function_Parameter | *tf6.Function_Parameter
+	GetName() string
+	GetType() []byte
+	GetAllowNullValue() bool
+	GetAllowUnknownValues() bool
+}
+
+func funcParamOf[P protoParam](x P) funcParam {
+	return funcParam{name: x.GetName(), typ: x.GetType(), allowNull: x.GetAllowNullValue(), allowUnknown: x.GetAllowUnknownValues()}
+}
+
+// funcDeclOf is a function as GetFunctions of either protocol declares it.
+func funcDeclOf[P protoParam](ret []byte, params []P, variadic P) funcDecl {
+	d := funcDecl{ret: ret}
+	for _, x := range params {
+		d.params = append(d.params, funcParamOf(x))
+	}
+	if variadic != nil {
+		v := funcParamOf(variadic)
+		d.variadic = &v
+	}
+	return d
+}
+
 func (c *conn5) getFunctions(ctx context.Context) (map[string]funcDecl, diag.Diagnostics, error) {
 	r, err := c.c.GetFunctions(ctx, new(tf5.GetFunctions_Request), callOpts...)
 	if err != nil {
@@ -149,17 +176,7 @@ func (c *conn5) getFunctions(ctx context.Context) (map[string]funcDecl, diag.Dia
 	}
 	out := map[string]funcDecl{}
 	for name, f := range r.Functions {
-		d := funcDecl{}
-		if f.Return != nil {
-			d.ret = f.Return.Type
-		}
-		for _, x := range f.Parameters {
-			d.params = append(d.params, funcParam{name: x.Name, typ: x.Type, allowNull: x.AllowNullValue, allowUnknown: x.AllowUnknownValues})
-		}
-		if x := f.VariadicParameter; x != nil {
-			d.variadic = &funcParam{name: x.Name, typ: x.Type, allowNull: x.AllowNullValue, allowUnknown: x.AllowUnknownValues}
-		}
-		out[name] = d
+		out[name] = funcDeclOf(f.GetReturn().GetType(), f.Parameters, f.VariadicParameter)
 	}
 	return out, diags5(r.Diagnostics), nil
 }
@@ -189,17 +206,7 @@ func (c *conn6) getFunctions(ctx context.Context) (map[string]funcDecl, diag.Dia
 	}
 	out := map[string]funcDecl{}
 	for name, f := range r.Functions {
-		d := funcDecl{}
-		if f.Return != nil {
-			d.ret = f.Return.Type
-		}
-		for _, x := range f.Parameters {
-			d.params = append(d.params, funcParam{name: x.Name, typ: x.Type, allowNull: x.AllowNullValue, allowUnknown: x.AllowUnknownValues})
-		}
-		if x := f.VariadicParameter; x != nil {
-			d.variadic = &funcParam{name: x.Name, typ: x.Type, allowNull: x.AllowNullValue, allowUnknown: x.AllowUnknownValues}
-		}
-		out[name] = d
+		out[name] = funcDeclOf(f.GetReturn().GetType(), f.Parameters, f.VariadicParameter)
 	}
 	return out, diags6(r.Diagnostics), nil
 }

@@ -77,10 +77,11 @@ func launch(name, executable, dir string, log *slog.Logger, versions ...int) (*p
 	setPdeathsig(cmd)
 	stderr := &tail{}
 	level := hclog.Off
+	cmd.Env = withoutCairnEnv(os.Environ())
 	if log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
 		level = hclog.Debug
 	} else {
-		cmd.Env = quietSDK(withoutCairnEnv(os.Environ()))
+		cmd.Env = quietSDK(cmd.Env)
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
@@ -239,10 +240,6 @@ func (t *tail) suffix() string {
 	return "\nlast lines of the provider's stderr:\n" + strings.Join(lines, "\n")
 }
 
-// quietSDK turns off the provider SDKs' own logging (terraform-plugin-go, -framework and
-// -sdk/v2 log every RPC at TRACE unless told otherwise: megabytes per thousand resources that
-// the plugin writes and cairn would parse only to drop) when the user asked for none. A
-// provider's own log and its crash output are untouched.
 // withoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a provider
 // binary, possibly a tenant's, has no business with the server's credentials.
 func withoutCairnEnv(env []string) []string {
@@ -255,6 +252,10 @@ func withoutCairnEnv(env []string) []string {
 	return out
 }
 
+// quietSDK turns off the provider SDKs' own logging (terraform-plugin-go, -framework and
+// -sdk/v2 log every RPC at TRACE unless told otherwise: megabytes per thousand resources that
+// the plugin writes and cairn would parse only to drop) when the user asked for none. A
+// provider's own log and its crash output are untouched.
 func quietSDK(env []string) []string {
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "TF_LOG") {
