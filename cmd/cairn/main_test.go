@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,6 +35,33 @@ func cairn(t *testing.T, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "CAIRN_TEST_AS_MAIN=1", "CAIRN_SERVER=", "NO_COLOR=1")
 	return cmd
+}
+
+// start starts cmd with its stdout piped and its stderr kept; the caller kills it.
+func start(t *testing.T, cmd *exec.Cmd) (stdout io.Reader, stderr *bytes.Buffer) {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr = new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdout, stderr
+}
+
+// writeHelloTemplate writes a template of one custom resource whose ServiceToken is parameter
+// Url, and returns its path.
+func writeHelloTemplate(t *testing.T) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "stack.yaml")
+	tmpl := "Parameters:\n  Url: {Type: String}\nResources:\n  Hello:\n    Type: Custom::Hello\n    Properties: {ServiceToken: !Ref Url}\n"
+	if err := os.WriteFile(file, []byte(tmpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 // slowHandler is a custom-resource handler that leaves Creates unanswered while hold is set,
@@ -89,11 +117,7 @@ type interrupted struct {
 // cairn cancels the operation, follows it to its end (the create rolled back), exits 1, and
 // leaves the stack ended, so the next deploy in the directory goes through at once.
 func TestSignalsAsCtrlC(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "stack.yaml")
-	tmpl := "Parameters:\n  Url: {Type: String}\nResources:\n  Hello:\n    Type: Custom::Hello\n    Properties: {ServiceToken: !Ref Url}\n"
-	if err := os.WriteFile(file, []byte(tmpl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := writeHelloTemplate(t)
 	try := func(t *testing.T, sig os.Signal) interrupted {
 		h := &slowHandler{hold: true}
 		srv := httptest.NewServer(h)
@@ -103,15 +127,7 @@ func TestSignalsAsCtrlC(t *testing.T) {
 			return cairn(t, "deploy", "-f", file, "--stack", "web", "--dir", dir, "--parameter", "Url="+srv.URL)
 		}
 		cmd := deploy()
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		stdout, stderr := start(t, cmd)
 		defer cmd.Process.Kill()
 		var seen strings.Builder
 		sc := bufio.NewScanner(stdout)
@@ -134,7 +150,7 @@ func TestSignalsAsCtrlC(t *testing.T) {
 		for sc.Scan() {
 			seen.WriteString(sc.Text() + "\n")
 		}
-		err = cmd.Wait()
+		err := cmd.Wait()
 		var got interrupted
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
@@ -183,24 +199,12 @@ func TestSignalsAsCtrlC(t *testing.T) {
 // TestSecondSignal: a second SIGTERM while cairn waits for the cancelled operation to end stops
 // waiting, as a second Ctrl-C does: exit 130, the operation left to resume.
 func TestSecondSignal(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "stack.yaml")
-	tmpl := "Parameters:\n  Url: {Type: String}\nResources:\n  Hello:\n    Type: Custom::Hello\n    Properties: {ServiceToken: !Ref Url}\n"
-	if err := os.WriteFile(file, []byte(tmpl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := writeHelloTemplate(t)
 	h := &slowHandler{hold: true, holdDeletes: true}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	cmd := cairn(t, "deploy", "-f", file, "--stack", "web", "--dir", filepath.Join(t.TempDir(), ".cairn"), "--parameter", "Url="+srv.URL)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdout, stderr := start(t, cmd)
 	defer cmd.Process.Kill()
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() && !strings.Contains(sc.Text(), "DELETE_IN_PROGRESS") { // the rollback's
@@ -215,7 +219,7 @@ func TestSecondSignal(t *testing.T) {
 	}
 	for sc.Scan() {
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 ||
 		!strings.Contains(stderr.String(), "SIGTERM received: cancelling the operation") ||
@@ -229,15 +233,7 @@ func TestServerStopsOnSignals(t *testing.T) {
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := cairn(t, "server", "--listen", "127.0.0.1:0", "--no-auth", "--dir", filepath.Join(t.TempDir(), "state"))
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			stdout, stderr := start(t, cmd)
 			defer cmd.Process.Kill()
 			line, err := bufio.NewReader(stdout).ReadString('\n')
 			if !strings.HasPrefix(line, "cairn is serving on ") {
@@ -269,13 +265,7 @@ func TestNohup(t *testing.T) {
 	cmd := cairn(t, "server", "--listen", "127.0.0.1:0", "--no-auth", "--dir", filepath.Join(t.TempDir(), "state"))
 	cmd.Args = append([]string{nohup}, cmd.Args...)
 	cmd.Path = nohup
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdout, _ := start(t, cmd)
 	defer cmd.Process.Kill()
 	if line, err := bufio.NewReader(stdout).ReadString('\n'); !strings.HasPrefix(line, "cairn is serving on ") {
 		t.Fatalf("nohup cairn server printed %q (%v)", line, err)

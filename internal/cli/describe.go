@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/client"
 )
 
 func (r *runner) describeCommand() *cobra.Command {
@@ -11,16 +15,7 @@ func (r *runner) describeCommand() *cobra.Command {
 		Short: "Show a stack: status, parameters, resources and outputs",
 	}
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
-	cmd.RunE = r.action(func(cmd *cobra.Command) error {
-		if err := required("--stack", stack); err != nil {
-			return err
-		}
-		ctx := cmd.Context()
-		c, closeApp, err := r.connect(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeApp()
+	cmd.RunE = r.stackAction(&stack, func(ctx context.Context, c *client.Client) error {
 		st, err := c.Stack(ctx, stack)
 		if err != nil {
 			return err

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/client"
 )
 
 func (r *runner) eventsCommand() *cobra.Command {
@@ -20,16 +23,7 @@ func (r *runner) eventsCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing new events until interrupted or the stack is deleted")
-	cmd.RunE = r.action(func(cmd *cobra.Command) error {
-		if err := required("--stack", stack); err != nil {
-			return err
-		}
-		ctx := cmd.Context()
-		c, closeApp, err := r.connect(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeApp()
+	cmd.RunE = r.stackAction(&stack, func(ctx context.Context, c *client.Client) error {
 		evs, err := c.Events(ctx, stack, 0, 0)
 		if err != nil {
 			return err

@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/client"
 )
 
 func (r *runner) outputsCommand() *cobra.Command {
@@ -15,20 +19,12 @@ func (r *runner) outputsCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
 	cmd.Flags().BoolVar(&showSecrets, "show-secrets", false, "print the values of secret outputs instead of ****")
-	cmd.RunE = r.action(func(cmd *cobra.Command) error {
-		if err := required("--stack", stack); err != nil {
-			return err
-		}
-		ctx := cmd.Context()
-		c, closeApp, err := r.connect(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeApp()
-		outs, err := c.Outputs(ctx, stack)
+	cmd.RunE = r.stackAction(&stack, func(ctx context.Context, c *client.Client) error {
+		get := c.Outputs
 		if showSecrets {
-			outs, err = c.OutputsWithSecrets(ctx, stack)
+			get = c.OutputsWithSecrets
 		}
+		outs, err := get(ctx, stack)
 		if err != nil {
 			return err
 		}

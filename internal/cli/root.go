@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/cairn-dev/cairn/internal/app"
+	"github.com/cairn-dev/cairn/internal/client"
 )
 
 // timeZone is where times are shown; tests set UTC.
@@ -86,6 +88,23 @@ func (r *runner) action(fn func(cmd *cobra.Command) error) func(*cobra.Command, 
 		r.ran = true
 		return fn(cmd)
 	}
+}
+
+// stackAction is action for a command that needs --stack and nothing else before it talks to
+// cairn: it checks *stack is given, connects, runs fn and closes the connection.
+func (r *runner) stackAction(stack *string, fn func(ctx context.Context, c *client.Client) error) func(*cobra.Command, []string) error {
+	return r.action(func(cmd *cobra.Command) error {
+		if err := required("--stack", *stack); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		c, closeApp, err := r.connect(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeApp()
+		return fn(ctx, c)
+	})
 }
 
 // fromEnv gives flags not set on the command line their environment value or default.

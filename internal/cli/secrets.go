@@ -21,7 +21,7 @@ func (r *runner) secretsCommand() *cobra.Command {
 			"key file, put the new key first (NEW,OLD), run this, then remove OLD. Back up the key file\n" +
 			"again afterwards: the old key no longer opens the state.",
 	}
-	rotate.Flags().StringVar(&keyFile, "secrets-key-file", "", "key file (env CAIRN_SECRETS_KEY_FILE; default DIR/secrets.key)")
+	rotate.Flags().StringVar(&keyFile, "secrets-key-file", "", "key file (env CAIRN_SECRETS_KEY_FILE; default DIR.secrets.key beside DIR)")
 	rotate.RunE = r.action(func(cmd *cobra.Command) error {
 		if r.server != "" {
 			return usagef("rotate-key works on a state directory (--dir), not through --server")

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/client"
 
 	"github.com/cairn-dev/cairn/api"
 )
@@ -32,16 +35,7 @@ func (r *runner) statePullCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
 	cmd.Flags().StringVar(&out, "out", "", "file to write (default: stdout)")
-	cmd.RunE = r.action(func(cmd *cobra.Command) error {
-		if err := required("--stack", stack); err != nil {
-			return err
-		}
-		ctx := cmd.Context()
-		c, closeApp, err := r.connect(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeApp()
+	cmd.RunE = r.stackAction(&stack, func(ctx context.Context, c *client.Client) error {
 		b, err := c.PullState(ctx, stack)
 		if err != nil {
 			return err

@@ -4,7 +4,6 @@ package e2e
 // same provider binaries, the same failures (text, place, exit status) and warnings.
 
 import (
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,13 +94,8 @@ func TestTerraformConditions(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			rc := providersRC(t, 5)
-			root := t.TempDir()
-			tfDir, cDir := filepath.Join(root, "tf"), filepath.Join(root, "cairn")
-			tf := newTFCLI(t, rc, tfDir, filepath.Join(root, "tf-things"))
-			c := newCairnCLI(t, rc, filepath.Join(root, "cairn-things"))
-			writeConfig(t, tfDir, tc.src)
-			writeConfig(t, cDir, tc.src)
-			tf.run("init", "-input=false")
+			w := newTwins(t, rc, tc.src)
+			tf, c, cDir := w.tf, w.c, w.cDir
 
 			tr := tf.try("apply", "-auto-approve", "-input=false")
 			cr := c.try("deploy", "-f", cDir, "--stack", "s")
@@ -173,13 +167,8 @@ func TestTerraformCheckScopedData(t *testing.T) {
 }
 `
 	rc := providersRC(t, 6)
-	root := t.TempDir()
-	tfDir, cDir := filepath.Join(root, "tf"), filepath.Join(root, "cairn")
-	tf := newTFCLI(t, rc, tfDir, filepath.Join(root, "tf-things"))
-	c := newCairnCLI(t, rc, filepath.Join(root, "cairn-things"))
-	writeConfig(t, tfDir, src)
-	writeConfig(t, cDir, src)
-	tf.run("init", "-input=false")
+	w := newTwins(t, rc, src)
+	tf, c, cDir := w.tf, w.c, w.cDir
 	out := tf.run("apply", "-auto-approve", "-input=false")
 	const detail = "echo of hello has length 5."
 	if !strings.Contains(out, "Warning: Check block assertion failed") || !strings.Contains(out, detail) {

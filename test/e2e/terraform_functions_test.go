@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,13 +27,8 @@ output "from_resource" {
 }
 `
 	rc := providersRC(t, 5)
-	root := t.TempDir()
-	tfDir, cDir := filepath.Join(root, "tf"), filepath.Join(root, "cairn")
-	tf := newTFCLI(t, rc, tfDir, filepath.Join(root, "tf-things"))
-	c := newCairnCLI(t, rc, filepath.Join(root, "cairn-things"))
-	writeConfig(t, tfDir, src)
-	writeConfig(t, cDir, src)
-	tf.run("init", "-input=false")
+	w := newTwins(t, rc, src)
+	tf, c, tfDir, cDir := w.tf, w.c, w.tfDir, w.cDir
 	tf.run("apply", "-auto-approve", "-input=false")
 	var tfOut map[string]struct {
 		Value any `json:"value"`

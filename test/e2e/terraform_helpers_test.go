@@ -39,6 +39,28 @@ func writeConfig(t *testing.T, dir, src string) {
 	}
 }
 
+// twins is one configuration written twice under a temporary directory, for terraform and for
+// cairn, each tool with a cairntest state directory of its own; terraform init has run.
+type twins struct {
+	tf                *tfCLI
+	c                 *cairnCLI
+	tfDir, cDir       string // the two copies of the configuration
+	tfThings, cThings string // the cairntest state directories
+}
+
+func newTwins(t *testing.T, rc, src string) twins {
+	t.Helper()
+	root := t.TempDir()
+	w := twins{tfDir: filepath.Join(root, "tf"), cDir: filepath.Join(root, "cairn"),
+		tfThings: filepath.Join(root, "tf-things"), cThings: filepath.Join(root, "cairn-things")}
+	writeConfig(t, w.tfDir, src)
+	writeConfig(t, w.cDir, src)
+	w.tf = newTFCLI(t, rc, w.tfDir, w.tfThings)
+	w.c = newCairnCLI(t, rc, w.cThings)
+	w.tf.run("init", "-input=false")
+	return w
+}
+
 // result is what a command printed and whether it succeeded.
 type result struct {
 	stdout, stderr string

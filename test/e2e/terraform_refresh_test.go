@@ -102,13 +102,8 @@ func TestTerraformRefreshDrift(t *testing.T) {
 		t.Skip("builds provider binaries")
 	}
 	rc := providersRC(t, 6)
-	tfThings, cairnThings := filepath.Join(t.TempDir(), "tf-things"), filepath.Join(t.TempDir(), "cairn-things")
-	tfDir, cairnDir := filepath.Join(t.TempDir(), "tf"), filepath.Join(t.TempDir(), "cairn")
-	writeConfig(t, tfDir, refreshConfig)
-	writeConfig(t, cairnDir, refreshConfig)
-	tf := newTFCLI(t, rc, tfDir, tfThings)
-	c := newCairnCLI(t, rc, cairnThings)
-	tf.run("init")
+	w := newTwins(t, rc, refreshConfig)
+	tf, c, tfThings, cairnThings, cairnDir := w.tf, w.c, w.tfThings, w.cThings, w.cDir
 	tf.run("apply", "-auto-approve")
 	c.run("deploy", "-f", cairnDir, "--stack", "drift")
 
@@ -220,13 +215,8 @@ func TestTerraformRefreshKeepsSensitivity(t *testing.T) {
 		t.Skip("builds provider binaries")
 	}
 	rc := providersRC(t, 6)
-	tfThings, cairnThings := filepath.Join(t.TempDir(), "tf-things"), filepath.Join(t.TempDir(), "cairn-things")
-	tfDir, cairnDir := filepath.Join(t.TempDir(), "tf"), filepath.Join(t.TempDir(), "cairn")
-	writeConfig(t, tfDir, sensitiveRefreshConfig)
-	writeConfig(t, cairnDir, sensitiveRefreshConfig)
-	tf := newTFCLI(t, rc, tfDir, tfThings)
-	c := newCairnCLI(t, rc, cairnThings)
-	tf.run("init")
+	w := newTwins(t, rc, sensitiveRefreshConfig)
+	tf, c, tfThings, cairnThings, tfDir, cairnDir := w.tf, w.c, w.tfThings, w.cThings, w.tfDir, w.cDir
 	tf.run("apply", "-auto-approve")
 	c.run("deploy", "-f", cairnDir, "--stack", "sens")
 	var tfID string
