@@ -76,13 +76,12 @@ func launch(name, executable, dir string, log *slog.Logger, versions ...int) (*p
 	cmd.Dir = dir
 	setPdeathsig(cmd)
 	stderr := &tail{}
+	debug := log != nil && log.Enabled(context.Background(), slog.LevelDebug)
 	level := hclog.Off
-	cmd.Env = withoutCairnEnv(os.Environ())
-	if log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
+	if debug {
 		level = hclog.Debug
-	} else {
-		cmd.Env = quietSDK(cmd.Env)
 	}
+	cmd.Env = pluginEnv(os.Environ(), debug)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: plugins,
@@ -242,6 +241,16 @@ func (t *tail) suffix() string {
 
 // withoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a provider
 // binary, possibly a tenant's, has no business with the server's credentials.
+// pluginEnv is a plugin process's environment: never cairn's own CAIRN_* variables (tokens,
+// the secrets key), and, unless cairn logs at debug level, the SDKs' logging turned off.
+func pluginEnv(environ []string, debug bool) []string {
+	env := withoutCairnEnv(environ)
+	if !debug {
+		env = quietSDK(env)
+	}
+	return env
+}
+
 func withoutCairnEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {

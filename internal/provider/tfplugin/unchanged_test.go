@@ -2,6 +2,7 @@ package tfplugin
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/provider"
@@ -56,5 +57,23 @@ func TestQuietSDK(t *testing.T) {
 	user := []string{"HOME=/h", "TF_LOG=debug"}
 	if got := quietSDK(user); !slices.Equal(got, user) {
 		t.Errorf("a user's TF_LOG was overridden: %v", got)
+	}
+}
+
+// TestPluginEnvHasNoCairnVariables: a plugin never gets cairn's CAIRN_* variables, also when
+// cairn logs at debug level (they were passed on then); only without debug are the SDKs
+// quietened.
+func TestPluginEnvHasNoCairnVariables(t *testing.T) {
+	environ := []string{"HOME=/h", "CAIRN_TOKEN=t0ken", "CAIRN_SECRETS_KEY=k3y"}
+	for _, debug := range []bool{false, true} {
+		env := pluginEnv(environ, debug)
+		for _, kv := range env {
+			if strings.HasPrefix(kv, "CAIRN_") {
+				t.Errorf("debug=%v: the plugin gets %s", debug, kv)
+			}
+		}
+		if quiet := !slices.Equal(env, []string{"HOME=/h"}); quiet == debug {
+			t.Errorf("debug=%v: env %v; the SDKs' logging should be off only without debug", debug, env)
+		}
 	}
 }
