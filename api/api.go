@@ -34,6 +34,9 @@ type DeployRequest struct {
 	// -chdir would run there: abspath and path.cwd start from it, and provider processes run in
 	// it when it exists on the server's machine. Empty: not known.
 	WorkDir string `json:"workDir,omitempty"`
+	// Plan is a PreviewResponse.Plan of this very request: the deploy applies exactly its
+	// steps, and is refused (409, plan_stale) when the stack or the template moved since.
+	Plan json.RawMessage `json:"plan,omitempty"`
 }
 
 // ValidateRequest is the body of POST /v1/validate.
@@ -141,6 +144,21 @@ type PreviewResponse struct {
 	// Parameters are the values the deploy would bind, NoEcho ones masked: for a
 	// CloudFormation or ROS stack, those not given keep their values of the last deploy.
 	Parameters []Parameter `json:"parameters,omitempty"`
+	// Outputs is what the deploy would do to the stack's outputs (unchanged ones left out).
+	Outputs []OutputChange `json:"outputs,omitempty"`
+	// Plan is the whole plan, opaque to clients: DeployRequest.Plan sends it back for the
+	// deploy to apply exactly these steps (cairn preview --out, cairn deploy --plan).
+	Plan json.RawMessage `json:"plan,omitempty"`
+}
+
+// OutputChange is what a deploy would do to one stack output: Action is ActionAdd,
+// ActionModify or ActionRemove. Values are masked when secret and UnknownMarker when not known
+// until the deploy.
+type OutputChange struct {
+	Name   string `json:"name"`
+	Action string `json:"action"`
+	Before any    `json:"before,omitempty"`
+	After  any    `json:"after,omitempty"`
 }
 
 // Operation is a running or finished deploy or delete.
@@ -232,6 +250,7 @@ const (
 	CodeUnauthorized     = "unauthorized"      // 401: missing or wrong bearer token
 	CodeNotFound         = "not_found"         // 404: no such stack, operation or request
 	CodeStackBusy        = "stack_busy"        // 409: the stack has a running operation
+	CodePlanStale        = "plan_stale"        // 409: a saved plan no longer applies: the stack or template moved since
 	CodeResponseRejected = "response_rejected" // 400/403/410/413: a custom-resource response was refused
 	CodeInternal         = "internal"          // 500
 )

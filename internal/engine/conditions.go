@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/template"
 )
@@ -128,18 +129,18 @@ func asWarnings(ds diag.Diagnostics) diag.Diagnostics {
 
 // tfChecked previews res (tfChange) and checks its postconditions against what the plan
 // knows of it; the data source of a check block warns instead of failing.
-func (pv *previewer) tfChecked(ctx context.Context, p provider.Provider, res *template.Resource, props cty.Value) (api.Change, diag.Diagnostics, error) {
-	ch, ds, err := pv.tfChange(ctx, p, res, props)
+func (pv *previewer) tfChecked(ctx context.Context, p provider.Provider, res *template.Resource, props cty.Value) (plan.Step, []api.PropertyChange, diag.Diagnostics, error) {
+	step, details, ds, err := pv.tfChange(ctx, p, res, props)
 	if err != nil || ds.HasErrors() {
 		if res.Check != "" && err == nil {
 			pv.sc.set(res.Name, template.UnknownResource)
-			return ch, asWarnings(ds), nil
+			return plan.Step{Action: plan.Read}, nil, asWarnings(ds), nil
 		}
-		return ch, ds, err
+		return step, details, ds, err
 	}
 	if len(res.Postconditions) > 0 {
 		v, _ := pv.sc.Resource(res.Name)
 		ds = ds.Append(locate(template.CheckAll(res.Postconditions, pv.sc, v.Outputs), res, resourcePath(pv.st, res)))
 	}
-	return ch, ds, nil
+	return step, details, ds, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/dag"
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
@@ -221,75 +222,86 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 		}
 		return &stepFailed{name, fail}
 	}
-	if r.pol.PlansReplacements && r.isGone(name) { // destroyed first by a replacement upstream (destroyDependentsFirst)
-		return r.create(ctx, sc, p, res, props)
-	}
-	if !had || prior.Status == "CREATE_FAILED" {
-		if had && r.pol.PlansReplacements && prior.ID != "" {
-			// A failed create that left an object behind is tainted: terraform replaces it.
-			return r.replace(ctx, sc, p, res, prior, props)
-		}
-		return r.create(ctx, sc, p, res, props)
-	}
-	if r.pol.PlansReplacements && prior.Status == "DELETE_COMPLETE" { // destroyed by a replacement before a restart
-		return r.create(ctx, sc, p, res, props)
-	}
-	if r.pol.SkipsUnchanged && !res.IgnoreAllChanges && len(res.IgnoreChanges) == 0 && prior.Status != "UPDATE_FAILED" &&
-		!r.triggered(res) && r.unchanged(res, props) && r.sameProvider(res.Provider, true) {
+	f := factsOf(r.pol, res, prior, had, r.isGone(name)) // isGone: destroyed first by a replacement upstream (replace.go)
+	f.Triggered = r.triggered(res)
+	if f.Exists && !f.Tainted && r.pol.SkipsUnchanged && !res.IgnoreAllChanges && len(res.IgnoreChanges) == 0 &&
+		r.unchanged(res, props) && r.sameProvider(res.Provider, true) {
 		// The configuration, provider and schema its state was applied with: nothing to plan.
-		if sv, ok := p.(provider.StateVersioner); ok && sv.StateCurrent(ctx, res.Type, prior.Private) {
-			return sc.setRow(prior)
+		sv, ok := p.(provider.StateVersioner)
+		f.Unchanged = ok && sv.StateCurrent(ctx, res.Type, prior.Private)
+	}
+	var oldProps cty.Value
+	if f.Exists && !f.Tainted && !(f.Unchanged && !f.Failed && !f.Triggered) {
+		var err1 error
+		oldProps, err1 = value.Unmarshal(prior.Props)
+		oldOuts, err2 := value.Unmarshal(prior.Outputs)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("cannot decode state of %s: %w", name, err)
+		}
+		if res.IgnoreAllChanges {
+			props = oldProps
+		} else if len(res.IgnoreChanges) > 0 {
+			props = value.WithPaths(props, oldProps, res.IgnoreChanges)
+		}
+		diff, err := p.Diff(ctx, provider.DiffRequest{Resource: r.resource(res), ID: prior.ID, OldProps: oldProps, NewProps: props,
+			OldOutputs: oldOuts, Private: prior.Private})
+		if err == nil && diff.Diagnostics.HasErrors() {
+			err = diff.Diagnostics.Err()
+		}
+		switch fail, ferr := r.callFailure(ctx, err, nil); {
+		case ferr != nil:
+			return ferr
+		case fail == "":
+			f.Diff = answerOf(diff)
+		case r.pol.PlansReplacements:
+			return r.failStep(ctx, res, prior.ID, "UPDATE_FAILED", fail)
+		default:
+			f.Diff = &plan.Answer{Changed: true} // a provider that cannot tell is asked to update
 		}
 	}
-	oldProps, err1 := value.Unmarshal(prior.Props)
-	oldOuts, err2 := value.Unmarshal(prior.Outputs)
-	if err := errors.Join(err1, err2); err != nil {
-		return fmt.Errorf("cannot decode state of %s: %w", name, err)
+	step, err := plan.Decide(f)
+	if err != nil {
+		return r.failStep(ctx, res, prior.ID, "UPDATE_FAILED", err.Error())
 	}
-	if res.IgnoreAllChanges {
-		props = oldProps
-	} else if len(res.IgnoreChanges) > 0 {
-		props = value.WithPaths(props, oldProps, res.IgnoreChanges)
-	}
-	diff, err := p.Diff(ctx, provider.DiffRequest{Resource: r.resource(res), ID: prior.ID, OldProps: oldProps, NewProps: props,
-		OldOutputs: oldOuts, Private: prior.Private})
-	if err == nil && diff.Diagnostics.HasErrors() {
-		err = diff.Diagnostics.Err()
-	}
-	if r.pol.PlansReplacements {
-		if fail, err := r.callFailure(ctx, err, nil); err != nil || fail != "" {
-			if err != nil {
-				return err
-			}
-			if err := r.event(ctx, name, prior.ID, res.Type, "UPDATE_FAILED", fail); err != nil {
-				return err
-			}
-			return &stepFailed{name, fail}
+	if fail := r.holdsTo(name, step); fail != "" {
+		status := "UPDATE_FAILED"
+		if !had {
+			status = "CREATE_FAILED"
 		}
-		if r.triggered(res) {
-			diff.Changed, diff.Replace = true, true
-		}
-		if diff.Replace {
-			if res.PreventDestroy {
-				fail := preventDestroy(res.Name)
-				if err := r.event(ctx, name, prior.ID, res.Type, "UPDATE_FAILED", fail); err != nil {
-					return err
-				}
-				return &stepFailed{name, fail}
-			}
-			return r.replace(ctx, sc, p, res, prior, props)
-		}
+		return r.failStep(ctx, res, prior.ID, status, fail)
 	}
-	if err == nil && !diff.Changed && prior.Status != "UPDATE_FAILED" {
+	switch step.Action {
+	case plan.Same:
 		return sc.setRow(prior)
+	case plan.Create:
+		return r.create(ctx, sc, p, res, props)
+	case plan.Replace:
+		return r.replace(ctx, sc, p, res, prior, props, step.Order)
 	}
 	return r.update(ctx, sc, p, res, prior, oldProps, props, false)
 }
 
-func preventDestroy(name string) string {
-	return fmt.Sprintf("Instance cannot be destroyed: resource %s has lifecycle.prevent_destroy set, but the plan calls for it to be destroyed. "+
-		"To avoid this error and continue with the plan, either disable lifecycle.prevent_destroy or reduce the scope of the plan.", name)
+// holdsTo returns why step breaks the saved plan the deploy applies ("" when it does not, or
+// when the deploy applies none).
+func (r *run) holdsTo(name string, step plan.Step) string {
+	if r.req.Plan == nil {
+		return ""
+	}
+	if err := r.req.Plan.Holds(name, step); err != nil {
+		return err.Error()
+	}
+	return ""
 }
+
+// failStep records that res's step failed for reason and stops it.
+func (r *run) failStep(ctx context.Context, res *template.Resource, id, status, reason string) error {
+	if err := r.event(ctx, res.Name, id, res.Type, status, reason); err != nil {
+		return err
+	}
+	return &stepFailed{res.Name, reason}
+}
+
+func preventDestroy(name string) string { return (&plan.PreventDestroyError{Name: name}).Error() }
 
 // markChanged records that a resource was created, updated or replaced in this run, for
 // replace_triggered_by.

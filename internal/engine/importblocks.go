@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
@@ -107,25 +108,27 @@ func (pv *previewer) planImport(ctx context.Context, res *template.Resource) (st
 	return id, nil
 }
 
-// showImport marks a planned change as an import of id. An import that changes nothing
-// shows the imported object, as terraform's plan does.
-func (pv *previewer) showImport(ch *api.Change, id string) {
+// showImport marks a planned step as an import of id; it returns the details to show. An
+// import that changes nothing shows the imported object, as terraform's plan does.
+func (pv *previewer) showImport(s *plan.Step, details []api.PropertyChange, id string) []api.PropertyChange {
 	if id == "" {
-		return
+		return details
 	}
-	ch.Importing = id
-	if ch.Action != api.ActionNoop {
-		return
+	s.Importing = id
+	if s.Action != plan.Same {
+		return details
 	}
-	st, err := value.Unmarshal(pv.rows[ch.LogicalID].Props)
+	s.Action = plan.Import
+	st, err := value.Unmarshal(pv.rows[s.Resource].Props)
 	if err != nil {
-		return
+		return details
 	}
-	ch.PhysicalID = pv.rows[ch.LogicalID].ID
+	s.PhysicalID = pv.rows[s.Resource].ID
 	for _, d := range attrChanges(cty.NullVal(cty.DynamicPseudoType), st, nil) {
 		d.Before = d.After
-		ch.Details = append(ch.Details, d)
+		details = append(details, d)
 	}
+	return details
 }
 
 // importOne imports res for a deploy, at its place in the walk (after its provider

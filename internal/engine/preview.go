@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/dag"
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
@@ -66,6 +68,7 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	pv := previewer{e: e, st: st, ps: ps, sc: sc, rows: rows, appliedWith: src.appliedWith, stackName: stack, stackID: stackID,
 		changed: map[string]bool{}}
 	resp := api.PreviewResponse{Stack: stack, Dialect: string(st.Dialect), Changes: []api.Change{}, LockFile: string(ps.lock)}
+	pl := &plan.Plan{Format: plan.Format, Stack: stack, Base: baseOf(req, st, prior, list, fresh)}
 	if st.Policy.RemembersParameters {
 		resp.Parameters = apiParameters(st.Parameters) // what the deploy would bind, kept ones included
 	}
@@ -85,7 +88,7 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 				return api.PreviewResponse{}, err
 			}
 		}
-		ch, ds, err := pv.change(ctx, st.Resource(name))
+		step, details, ds, err := pv.change(ctx, st.Resource(name))
 		if err != nil {
 			return api.PreviewResponse{}, err
 		}
@@ -93,9 +96,13 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 		if ds.HasErrors() {
 			return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
 		}
-		ch.MovedFrom = rf.moved[ch.LogicalID]
-		pv.showImport(&ch, importing)
-		if ch.Action != api.ActionNoop || ch.MovedFrom != "" || ch.Importing != "" {
+		step.Resource, step.Type, step.MovedFrom = name, st.Resource(name).Type, rf.moved[name]
+		if row, ok := rows[name]; ok && step.Action != plan.Create {
+			step.PhysicalID = row.ID
+		}
+		details = pv.showImport(&step, details, importing)
+		pl.Steps = append(pl.Steps, step)
+		if ch := apiChange(step, details); ch.Action != api.ActionNoop || ch.MovedFrom != "" || ch.Importing != "" {
 			resp.Changes = append(resp.Changes, ch)
 		}
 	}
@@ -120,12 +127,25 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	for _, name := range sortedKeys(rows) {
 		if st.Resource(name) == nil {
 			row := rows[name]
-			resp.Changes = append(resp.Changes, api.Change{LogicalID: name, PhysicalID: row.ID, Type: row.Type, Action: api.ActionRemove})
+			pl.Steps = append(pl.Steps, plan.Step{Resource: name, PhysicalID: row.ID, Type: row.Type, Action: plan.Delete})
 		}
 	}
 	for _, row := range rf.forgotten {
-		resp.Changes = append(resp.Changes, api.Change{LogicalID: row.Name, PhysicalID: row.ID, Type: row.Type, Action: api.ActionForget})
+		pl.Steps = append(pl.Steps, plan.Step{Resource: row.Name, PhysicalID: row.ID, Type: row.Type, Action: plan.Forget})
 	}
+	for _, s := range pl.Steps {
+		if s.Action == plan.Delete || s.Action == plan.Forget {
+			resp.Changes = append(resp.Changes, apiChange(s, nil))
+		}
+	}
+	pl.Order(topoOrder(st), func(name string) []string { return dependenciesOf(st, name) })
+	if pl.Outputs, err = pv.outputChanges(prior.Outputs, fresh); err != nil {
+		return api.PreviewResponse{}, err
+	}
+	if resp.Plan, err = json.Marshal(pl); err != nil {
+		return api.PreviewResponse{}, fmt.Errorf("cannot encode the plan: %w", err)
+	}
+	resp.Outputs = apiOutputChanges(pl.Outputs)
 	resp.Drift = pv.relevantDrift(ctx, resp.Changes)
 	return resp, nil
 }
@@ -154,55 +174,56 @@ type previewer struct {
 	drift              []api.Change    // what a refresh found changed outside cairn (refresh.go)
 }
 
-// change works out what a deploy would do to res; resources it would change become unknown
-// to their dependents. Diagnostics are the provider's (warnings, or errors that stop the
-// preview).
-func (pv *previewer) change(ctx context.Context, res *template.Resource) (api.Change, diag.Diagnostics, error) {
-	ch := api.Change{LogicalID: res.Name, Type: res.Type}
+// change works out what a deploy would do to res (plan.Decide); resources it would change
+// become unknown to their dependents. Diagnostics are the provider's (warnings, or errors
+// that stop the preview). details are the properties that change, for display.
+func (pv *previewer) change(ctx context.Context, res *template.Resource) (plan.Step, []api.PropertyChange, diag.Diagnostics, error) {
 	if ds := checkConditions(res, pv.sc, resourcePath(pv.st, res)); ds.HasErrors() {
-		return ch, ds, nil
+		return plan.Step{}, nil, ds, nil
 	}
 	p, err := pv.ps.configured(ctx, pv.sc, res.Type, res.Provider)
 	if err != nil {
-		return ch, nil, err
+		return plan.Step{}, nil, nil, err
 	}
 	props, diags := evalBody(ctx, p, schemaKind(res), res.Properties, pv.sc)
 	if diags.HasErrors() {
-		return ch, nil, &ValidationError{Diagnostics: locate(diags, res, resourcePath(pv.st, res))}
+		return plan.Step{}, nil, nil, &ValidationError{Diagnostics: locate(diags, res, resourcePath(pv.st, res))}
 	}
 	if pv.st.Policy.PlansReplacements {
 		return pv.tfChecked(ctx, p, res, props) // preview_tf.go
 	}
-	pr := pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, res)
 	row, had := pv.rows[res.Name]
-	if !had || row.Status == "CREATE_FAILED" {
-		ch.Action = api.ActionAdd
+	f := factsOf(pv.st.Policy, res, row, had, false)
+	var old cty.Value
+	var diff provider.DiffResponse
+	if f.Exists {
+		if old, err = value.Unmarshal(row.Props); err != nil {
+			return plan.Step{}, nil, nil, fmt.Errorf("cannot decode properties of %s: %w", res.Name, err)
+		}
+		pr := pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, res)
+		if diff, err = p.Diff(ctx, provider.DiffRequest{Resource: pr, ID: row.ID, OldProps: old, NewProps: props}); err != nil {
+			return plan.Step{}, nil, nil, fmt.Errorf("cannot diff %s: %w", res.Name, err)
+		}
+		f.Diff = answerOf(diff)
+	}
+	step, err := plan.Decide(f)
+	if err != nil {
+		return step, nil, decideFailure(pv.st, res, err), nil
+	}
+	var details []api.PropertyChange
+	switch step.Action {
+	case plan.Create:
 		for _, k := range value.Keys(props) {
 			v, _ := value.Get(props, k)
-			ch.Details = append(ch.Details, api.PropertyChange{Name: k, After: value.Masked(v, api.UnknownMarker)})
+			details = append(details, api.PropertyChange{Name: k, After: value.Masked(v, api.UnknownMarker)})
 		}
-		return ch, nil, nil
+		return step, details, nil, nil
+	case plan.Same:
+		return step, nil, nil, pv.sc.setRow(row)
 	}
-	ch.PhysicalID = row.ID
-	old, err := value.Unmarshal(row.Props)
-	if err != nil {
-		return ch, nil, fmt.Errorf("cannot decode properties of %s: %w", res.Name, err)
-	}
-	diff, err := p.Diff(ctx, provider.DiffRequest{Resource: pr, ID: row.ID, OldProps: old, NewProps: props})
-	if err != nil {
-		return ch, nil, fmt.Errorf("cannot diff %s: %w", res.Name, err)
-	}
-	if !diff.Changed && row.Status != "UPDATE_FAILED" {
-		ch.Action = api.ActionNoop
-		return ch, nil, pv.sc.setRow(row)
-	}
-	ch.Action, ch.Replacement = api.ActionModify, api.ReplaceFalse
 	next := template.ResourceValue{ID: cty.StringVal(row.ID), Outputs: cty.DynamicVal}
-	switch {
-	case diff.Replace:
-		ch.Replacement, next.ID = api.ReplaceTrue, cty.UnknownVal(cty.String)
-	case diff.MayReplace:
-		ch.Replacement, next.ID = api.ReplaceMaybe, cty.UnknownVal(cty.String)
+	if step.Replacement != "" {
+		next.ID = cty.UnknownVal(cty.String)
 	}
 	pv.sc.set(res.Name, next)
 	for _, k := range diff.ChangedKeys {
@@ -213,7 +234,7 @@ func (pv *previewer) change(ctx context.Context, res *template.Resource) (api.Ch
 		if v, ok := value.Get(props, k); ok {
 			pc.After = value.Masked(v, api.UnknownMarker)
 		}
-		ch.Details = append(ch.Details, pc)
+		details = append(details, pc)
 	}
-	return ch, nil, nil
+	return step, details, nil, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
@@ -20,35 +21,37 @@ import (
 // tfChange previews a Terraform-language resource as terraform plan does: the provider plans
 // every create and update, unknowns show as "(known after apply)", secrets as
 // "(sensitive value)", and data sources whose configuration is known are read now.
-func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *template.Resource, props cty.Value) (api.Change, diag.Diagnostics, error) {
-	ch := api.Change{LogicalID: res.Name, Type: res.Type}
+func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *template.Resource, props cty.Value) (plan.Step, []api.PropertyChange, diag.Diagnostics, error) {
 	pr := pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, res)
 	path := resourcePath(pv.st, res)
 	if res.Mode == template.Data {
 		resp, err := p.ReadData(ctx, provider.ReadDataRequest{Resource: pr, Config: props})
 		if err != nil {
-			return ch, nil, fmt.Errorf("cannot read %s: %w", res.Name, err)
+			return plan.Step{}, nil, nil, fmt.Errorf("cannot read %s: %w", res.Name, err)
 		}
 		ds := locate(resp.Diagnostics, res, path)
 		pv.sc.set(res.Name, template.ResourceValue{ID: idOf(resp.State, res.Name), Outputs: resp.State})
-		ch.Action = api.ActionNoop
 		if !resp.State.IsWhollyKnown() {
-			ch.Action = api.ActionRead
+			return plan.Step{Action: plan.Read}, nil, ds, nil
 		}
-		return ch, ds, nil
+		return plan.Step{Action: plan.Same}, nil, ds, nil // read now: nothing left for the deploy to show
 	}
 	row, had := pv.rows[res.Name]
-	if had && row.ID != "" && pv.unchanged(ctx, p, res, row, props) {
-		ch.Action, ch.PhysicalID = api.ActionNoop, row.ID
-		return ch, nil, pv.sc.setRow(row)
+	f := factsOf(pv.st.Policy, res, row, had, false)
+	for _, a := range res.ReplaceTriggeredBy {
+		f.Triggered = f.Triggered || pv.changed[a]
+	}
+	if f.Exists && !f.Tainted && pv.unchanged(ctx, p, res, row, props) {
+		f.Unchanged = true
+		return plan.Step{Action: plan.Same}, nil, nil, pv.sc.setRow(row)
 	}
 	req := provider.DiffRequest{Resource: pr, NewProps: props}
 	prior := cty.NullVal(cty.DynamicPseudoType)
-	if had && row.ID != "" {
+	if f.Exists {
 		old, err1 := value.Unmarshal(row.Props)
 		outs, err2 := value.Unmarshal(row.Outputs)
 		if err1 != nil || err2 != nil {
-			return ch, nil, fmt.Errorf("cannot decode state of %s", res.Name)
+			return plan.Step{}, nil, nil, fmt.Errorf("cannot decode state of %s", res.Name)
 		}
 		if res.IgnoreAllChanges {
 			props = old
@@ -57,35 +60,22 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 		}
 		req.ID, req.OldProps, req.NewProps, req.OldOutputs, req.Private = row.ID, old, props, outs, row.Private
 		prior = outs
-		ch.PhysicalID = row.ID
 	}
 	diff, err := p.Diff(ctx, req)
 	if err != nil {
-		return ch, nil, fmt.Errorf("cannot plan %s: %w", res.Name, err)
+		return plan.Step{}, nil, nil, fmt.Errorf("cannot plan %s: %w", res.Name, err)
 	}
 	ds := locate(diff.Diagnostics, res, path)
 	if ds.HasErrors() {
-		return ch, ds, nil
+		return plan.Step{}, nil, ds, nil
 	}
-	tainted := had && row.Status == "CREATE_FAILED"
-	for _, a := range res.ReplaceTriggeredBy {
-		if pv.changed[a] {
-			diff.Replace, diff.Changed = true, true
-		}
+	f.Diff = answerOf(diff)
+	step, err := plan.Decide(f)
+	if err != nil {
+		return step, nil, ds.Append(decideFailure(pv.st, res, err)), nil
 	}
-	switch {
-	case !had || row.ID == "":
-		ch.Action = api.ActionAdd
-	case tainted || diff.Replace:
-		ch.Action, ch.Replacement = api.ActionModify, api.ReplaceTrue
-	case diff.Changed || row.Status == "UPDATE_FAILED":
-		ch.Action, ch.Replacement = api.ActionModify, api.ReplaceFalse
-	default:
-		ch.Action = api.ActionNoop
-		return ch, ds, pv.sc.setRow(row)
-	}
-	if ch.Replacement == api.ReplaceTrue && res.PreventDestroy {
-		return ch, ds.Append(diag.Errorf(res.Range, path, "%s", preventDestroy(res.Name))), nil
+	if step.Action == plan.Same {
+		return step, nil, ds, pv.sc.setRow(row)
 	}
 	pv.changed[res.Name] = true
 	planned := diff.Planned
@@ -93,14 +83,13 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 		planned = cty.DynamicVal
 	}
 	next := template.ResourceValue{ID: idOf(planned, ""), Outputs: planned}
-	if ch.Action == api.ActionAdd || ch.Replacement == api.ReplaceTrue {
+	if step.Action != plan.Update {
 		if id := next.ID; id.IsKnown() && id.AsString() == "" {
 			next.ID = cty.UnknownVal(cty.String)
 		}
 	}
 	pv.sc.set(res.Name, next)
-	ch.Details = attrChanges(prior, planned, diff.ReplacePaths)
-	return ch, ds, nil
+	return step, attrChanges(prior, planned, diff.ReplacePaths), ds, nil
 }
 
 // unchanged reports, as the deploy's walk decides, that res's state was applied from props

@@ -6,6 +6,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
@@ -13,11 +14,11 @@ import (
 )
 
 // replace replaces a Terraform resource whose plan requires it (or a tainted one, whose create
-// failed after making an object). By default the old object is destroyed first and the new
-// one created; with create_before_destroy the new one comes first and the old copy goes in the
-// cleanup phase.
-func (r *run) replace(ctx context.Context, sc *scope, p provider.Provider, res *template.Resource, prior state.Resource, props cty.Value) error {
-	if res.CreateBeforeDestroy {
+// failed after making an object), in the order the plan gives: delete-first destroys the old
+// object (after the dependents that are replaced delete-first too) and creates the new one;
+// create-first makes the new copy first, and the old one goes in the cleanup phase.
+func (r *run) replace(ctx context.Context, sc *scope, p provider.Provider, res *template.Resource, prior state.Resource, props cty.Value, order plan.Order) error {
+	if order == plan.CreateFirst {
 		oldProps, err := value.Unmarshal(prior.Props)
 		if err != nil {
 			return fmt.Errorf("cannot decode properties of %s: %w", res.Name, err)
@@ -33,31 +34,24 @@ func (r *run) replace(ctx context.Context, sc *scope, p provider.Provider, res *
 	return r.create(ctx, sc, p, res, props)
 }
 
-// destroyDependentsFirst orders a destroy-then-create replacement as terraform does: the
-// existing resources downstream of res that will be replaced too (their plan, with the
-// replaced resources' new values unknown, requires it) are destroyed first, dependents before
-// what they depend on, so that nothing is deleted while something still uses it. Their own
-// steps then create them anew. A dependent whose plan cannot be made now is left to its step.
+// destroyDependentsFirst destroys the existing resources downstream of res that plan.Cascade
+// says go before it: those whose plan, with the replaced resources' new values unknown, is a
+// delete-first replacement too. Their own steps then create them anew. A dependent whose
+// plan cannot be made now is left to its step.
 func (r *run) destroyDependentsFirst(ctx context.Context, res *template.Resource) error {
-	replaced := map[string]bool{res.Name: true}
-	var doomed []string
-	for _, name := range r.order() {
+	deps := func(name string) []string { return dependenciesOf(r.tmpl, name) }
+	doomed := plan.Cascade(r.order(), deps, res.Name, func(name string, replaced map[string]bool) bool {
 		d := r.tmpl.Resource(name)
-		if d == nil || replaced[name] || d.Mode != template.Managed || d.CreateBeforeDestroy || d.PreventDestroy ||
-			d.IgnoreAllChanges || len(d.IgnoreChanges) > 0 || !dependsOnAny(d, replaced) || r.isGone(name) {
-			continue
+		if d == nil || d.Mode != template.Managed || r.isGone(name) {
+			return false
 		}
 		prior, had := r.prior[name]
 		if !had || prior.ID == "" || !applied(prior) {
-			continue
+			return false
 		}
-		if r.planReplaces(ctx, d, prior, replaced) {
-			replaced[name] = true
-			doomed = append(doomed, name)
-		}
-	}
-	for i := len(doomed) - 1; i >= 0; i-- {
-		name := doomed[i]
+		return r.planReplaces(ctx, d, prior, replaced)
+	})
+	for _, name := range doomed {
 		if !r.claimGone(name) {
 			continue // another replacement upstream of it destroyed it already
 		}
@@ -68,9 +62,12 @@ func (r *run) destroyDependentsFirst(ctx context.Context, res *template.Resource
 	return nil
 }
 
-// planReplaces plans d with the resources in replaced unknown and reports whether the plan
-// replaces it.
+// planReplaces plans d with the resources in replaced unknown and reports whether
+// plan.Decide makes it a delete-first replacement.
 func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior state.Resource, replaced map[string]bool) bool {
+	if d.IgnoreAllChanges || len(d.IgnoreChanges) > 0 {
+		return false
+	}
 	p, err := r.ps.configured(ctx, r.sc, d.Type, d.Provider)
 	if err != nil {
 		return false
@@ -86,7 +83,13 @@ func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior stat
 	}
 	diff, err := p.Diff(ctx, provider.DiffRequest{Resource: r.resource(d), ID: prior.ID, OldProps: oldProps, NewProps: props,
 		OldOutputs: oldOuts, Private: prior.Private})
-	return err == nil && !diff.Diagnostics.HasErrors() && diff.Replace
+	if err != nil || diff.Diagnostics.HasErrors() {
+		return false
+	}
+	f := factsOf(r.pol, d, prior, true, false)
+	f.Diff = answerOf(diff)
+	step, err := plan.Decide(f)
+	return err == nil && step.Action == plan.Replace && step.Order == plan.DeleteFirst
 }
 
 // overlay is a scope where some resources are unknown (about to be replaced).
@@ -100,15 +103,6 @@ func (o overlay) Resource(name string) (template.ResourceValue, bool) {
 		return template.UnknownResource, true
 	}
 	return o.Scope.Resource(name)
-}
-
-func dependsOnAny(d *template.Resource, set map[string]bool) bool {
-	for _, dep := range d.DependsOn {
-		if set[dep] {
-			return true
-		}
-	}
-	return false
 }
 
 // order is the template's resources in dependency order, computed once per run.

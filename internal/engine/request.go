@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
@@ -43,6 +44,8 @@ type opRequest struct {
 	// it back (UPDATE_ROLLBACK_COMPLETE), as CloudFormation keeps the previous template and
 	// parameters, so the next deploy remembers the values that worked.
 	Previous *previousRow `json:"previous,omitempty"`
+	// Plan is the saved plan the deploy applies (cairn deploy --plan): each step must hold to it.
+	Plan *plan.Plan `json:"plan,omitempty"`
 }
 
 // previousRow is the template, parameters and description of a stack before an update.
@@ -99,6 +102,10 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	ctx, stop := budget.With(ctx, e.o.Limits) // the run takes other bounds (execute)
 	defer stop()
 	if err := validStackName(stack); err != nil {
+		return api.Operation{}, err
+	}
+	saved, err := e.checkPlan(ctx, stack, &req)
+	if err != nil {
 		return api.Operation{}, err
 	}
 	key := stackKey(ctx, stack)
@@ -160,7 +167,7 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	if st.Policy.RemembersParameters {
 		req.Parameters = boundParameters(st) // what the next deploy keeps (and a resumed run binds again)
 	}
-	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req, EphemeralVars: ephemeralVars}
+	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req, EphemeralVars: ephemeralVars, Plan: saved}
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/state"
 )
 
@@ -29,6 +30,7 @@ func statusOf(err error) (int, api.Error) {
 		req   *requestError
 		valid *engine.ValidationError
 		busy  *state.BusyError
+		stale *plan.StaleError
 		big   *http.MaxBytesError
 	)
 	switch {
@@ -49,6 +51,8 @@ func statusOf(err error) (int, api.Error) {
 			Message: "the template or its parameters are invalid", Diagnostics: engine.APIDiagnostics(valid.Diagnostics)}
 	case errors.As(err, &busy):
 		return http.StatusConflict, api.Error{Code: api.CodeStackBusy, Message: busy.Error()}
+	case errors.As(err, &stale):
+		return http.StatusConflict, api.Error{Code: api.CodePlanStale, Message: stale.Error()}
 	case errors.Is(err, state.ErrNotFound):
 		return http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: err.Error()}
 	default:

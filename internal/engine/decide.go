@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/plan"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/template"
+)
+
+// factsOf is what the stack's row for res (had: there is one) tells plan.Decide; gone says
+// a replacement upstream destroyed it earlier in this run. The diff, Unchanged and Triggered
+// are for the caller to add.
+func factsOf(pol template.DialectPolicy, res *template.Resource, row state.Resource, had, gone bool) plan.Facts {
+	f := plan.Facts{Name: res.Name, Data: res.Mode == template.Data, PlansReplacements: pol.PlansReplacements,
+		CreateBeforeDestroy: res.CreateBeforeDestroy, PreventDestroy: res.PreventDestroy}
+	switch {
+	case !had || gone:
+	case pol.PlansReplacements && (row.ID == "" || row.Status == "DELETE_COMPLETE"):
+		// Nothing to act on: its create made nothing, or a replacement destroyed it before a restart.
+	case row.Status == "CREATE_FAILED":
+		// A failed create that left an object behind is tainted: terraform replaces it. A
+		// custom resource's failed create is simply made again.
+		f.Exists, f.Tainted = pol.PlansReplacements, pol.PlansReplacements
+	default:
+		f.Exists, f.Failed = true, row.Status == "UPDATE_FAILED"
+	}
+	return f
+}
+
+// answerOf is the part of a provider's diff that decides a step.
+func answerOf(d provider.DiffResponse) *plan.Answer {
+	return &plan.Answer{Changed: d.Changed, Replace: d.Replace, MayReplace: d.MayReplace}
+}
+
+// decideFailure turns plan.Decide's refusal (prevent_destroy) into a diagnostic at res.
+func decideFailure(st *template.Stack, res *template.Resource, err error) diag.Diagnostics {
+	return diag.Diagnostics{diag.Errorf(res.Range, resourcePath(st, res), "%s", err)}
+}
+
+// apiChange is how a preview shows step s.
+func apiChange(s plan.Step, details []api.PropertyChange) api.Change {
+	ch := api.Change{LogicalID: s.Resource, PhysicalID: s.PhysicalID, Type: s.Type, Importing: s.Importing, MovedFrom: s.MovedFrom, Details: details}
+	switch s.Action {
+	case plan.Create:
+		ch.Action = api.ActionAdd
+	case plan.Update:
+		ch.Action, ch.Replacement = api.ActionModify, api.ReplaceFalse
+		if s.Replacement != "" {
+			ch.Replacement = s.Replacement
+		}
+	case plan.Replace:
+		ch.Action, ch.Replacement = api.ActionModify, api.ReplaceTrue
+	case plan.Read:
+		ch.Action = api.ActionRead
+	case plan.Delete:
+		ch.Action = api.ActionRemove
+	case plan.Forget:
+		ch.Action = api.ActionForget
+	default:
+		ch.Action = api.ActionNoop
+	}
+	return ch
+}
