@@ -1,9 +1,6 @@
 package cli
 
-import (
-	"io"
-	"testing"
-)
+import "testing"
 
 func TestColourDecision(t *testing.T) {
 	tests := map[string]struct {
@@ -26,7 +23,7 @@ func TestColourDecision(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := &runner{noColor: tc.noColor, output: tc.output, env: Env{
 				Getenv:     func(k string) string { return tc.env[k] },
-				IsTerminal: func(io.Writer) bool { return tc.terminal },
+				IsTerminal: func(any) bool { return tc.terminal },
 			}}
 			if got := r.view().colour; got != tc.want {
 				t.Errorf("%s\nview().colour = %v, want %v", tc.reason, got, tc.want)

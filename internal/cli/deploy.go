@@ -17,14 +17,19 @@ func (r *runner) deployCommand() *cobra.Command {
 		timeout         time.Duration
 		parallelism     int
 		refresh         bool
+		planPath        string
+		yes             bool
 	)
 	cmd := &cobra.Command{
-		Use:   "deploy [-f FILE|DIR] --stack NAME",
+		Use:   "deploy [-f FILE|DIR] --stack NAME | deploy --plan FILE",
 		Short: "Create or update a stack and follow its events",
 		Long: "Create or update a stack and follow its events. The template is a CloudFormation or ROS file,\n" +
 			"or a directory of Terraform-language files (.tf, .tf.json). Ctrl-C (or SIGTERM, or SIGHUP)\n" +
 			"cancels the deploy: the providers are told to stop, cairn follows the stack until it ends failed\n" +
-			"(a CloudFormation stack rolls back) and exits 1; a second one stops following (exit 130).\n\n" + refreshHelp,
+			"(a CloudFormation stack rolls back) and exits 1; a second one stops following (exit 130).\n\n" +
+			"On a terminal, deploy shows the plan and asks before acting (--yes does not ask); it never asks when\n" +
+			"stdin or stdout is not a terminal, or with --output json. --plan applies a plan saved by\n" +
+			"`cairn preview --out` exactly, and is refused (plan_stale) when the stack changed since.\n\n" + refreshHelp,
 	}
 	sf.register(cmd)
 	f := cmd.Flags()
@@ -33,21 +38,29 @@ func (r *runner) deployCommand() *cobra.Command {
 	f.DurationVar(&timeout, "timeout", 0, "stack timeout, such as 30m (0: none)")
 	f.IntVar(&parallelism, "parallelism", 0, "at most this many provider calls at once (0: the server's default, 64)")
 	f.BoolVar(&refresh, "refresh", false, "read every resource back through its provider first, store what is read, and repair drift")
+	f.StringVar(&planPath, "plan", "", "apply the plan saved in FILE by cairn preview --out (it carries the template and parameters)")
+	f.BoolVarP(&yes, "yes", "y", false, "do not ask before deploying (a deploy only asks on a terminal)")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
-		if err := required("--stack", stack); err != nil {
-			return err
-		}
 		secs, err := timeoutSeconds(timeout)
 		if err != nil {
 			return err
 		}
-		src, err := r.readSource(&sf)
-		if err != nil {
-			return err
+		var src source
+		if planPath != "" {
+			if src, stack, err = r.savedPlanSource(cmd, planPath, stack); err != nil {
+				return err
+			}
+		} else {
+			if err := required("--stack", stack); err != nil {
+				return err
+			}
+			if src, err = r.readSource(&sf); err != nil {
+				return err
+			}
+			src.req.Refresh = refresh
 		}
 		req := src.req
-		req.DisableRollback, req.TimeoutSeconds = disableRollback, secs
-		req.Parallelism, req.Refresh = parallelism, refresh
+		req.DisableRollback, req.TimeoutSeconds, req.Parallelism = disableRollback, secs, parallelism
 		if refresh && src.dir == "" && !r.view().json {
 			fmt.Fprintln(r.env.Stderr, "Note: --refresh has nothing to read in a CloudFormation or ROS template: custom resources have\n"+
 				"no Read in their protocol, so the deploy plans against the stored state.")
@@ -58,6 +71,20 @@ func (r *runner) deployCommand() *cobra.Command {
 			return err
 		}
 		defer closeApp()
+		if planPath == "" && !yes && r.interactive() {
+			p, err := c.Preview(ctx, stack, req)
+			if err != nil {
+				return err
+			}
+			if err := r.view().preview(p); err != nil {
+				return err
+			}
+			if hasChanges(p) && !r.confirm("Do you want to perform these actions on stack "+stack+"?",
+				"cairn will perform the actions described above.") {
+				return &exitError{code: exitFailed, msg: "Deploy cancelled."}
+			}
+			req.Plan = p.Plan // exactly what was shown, or nothing
+		}
 		op, err := r.start(ctx, c, stack, func() (api.Operation, error) {
 			op, err := c.Deploy(ctx, stack, req)
 			if err == nil {
@@ -84,4 +111,24 @@ func (r *runner) deployCommand() *cobra.Command {
 		return failed
 	})
 	return cmd
+}
+
+// savedPlanSource is the request a plan saved by preview --out carries. Flags that would
+// change what it applies are refused; --stack, when given, must name its stack.
+func (r *runner) savedPlanSource(cmd *cobra.Command, path, stack string) (source, string, error) {
+	for _, name := range []string{"file", "parameter", "var", "var-file", "upgrade", "refresh"} {
+		if cmd.Flags().Changed(name) {
+			return source{}, "", usagef("--%s cannot be used with --plan: the saved plan carries its template, parameters and options", name)
+		}
+	}
+	pf, err := readPlanFile(path)
+	if err != nil {
+		return source{}, "", err
+	}
+	if stack != "" && stack != pf.Stack {
+		return source{}, "", usagef("the plan in %s is for stack %s, not %s", path, pf.Stack, stack)
+	}
+	req := pf.Request
+	req.Plan = pf.Plan
+	return source{req: req}, pf.Stack, nil
 }

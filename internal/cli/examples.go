@@ -19,11 +19,18 @@ cairn stacks --server https://cairn.example.com:8443 --ca-file ca.pem`,
 cairn deploy -f stack.yaml --stack web --disable-rollback --timeout 30m
 # a Terraform-language configuration in the current directory
 cairn deploy --stack net --var region=eu-west-1 --var-file prod.tfvars
-cairn deploy -f . --stack net --refresh --parallelism 8 -o json`,
+cairn deploy -f . --stack net --refresh --parallelism 8 -o json
+# apply exactly the plan a preview saved, without asking
+cairn deploy --plan net.plan
+# in CI: never asks anyway when not on a terminal; --yes says so on a terminal
+cairn deploy -f stack.yaml --stack web --yes`,
 	"preview": `cairn preview -f stack.yaml --stack web -p Name=al
-cairn preview -f . --stack net --refresh`,
+cairn preview -f . --stack net --refresh
+# save the plan for cairn deploy --plan
+cairn preview -f . --stack net --out net.plan`,
 	"delete": `cairn delete --stack web
-cairn delete --stack web --retain Bucket --timeout 10m`,
+cairn delete --stack web --retain Bucket --timeout 10m
+cairn delete --stack web --yes`,
 	"import": `# adopt an existing object as a resource of a Terraform-language stack
 cairn import aws_s3_bucket.logs my-log-bucket --stack net -f .`,
 	"stacks": `cairn stacks

@@ -11,14 +11,18 @@ func (r *runner) previewCommand() *cobra.Command {
 		sf      sourceFlags
 		stack   string
 		refresh bool
+		out     string
 	)
 	cmd := &cobra.Command{
-		Use:   "preview [-f FILE|DIR] --stack NAME [--refresh]",
+		Use:   "preview [-f FILE|DIR] --stack NAME [--refresh] [--out FILE]",
 		Short: "Show what a deploy would change, without changing anything",
-		Long:  "Show what a deploy would change, without changing anything.\n\n" + refreshHelp,
+		Long: "Show what a deploy would change, without changing anything. With --out, the plan is saved:\n" +
+			"`cairn deploy --plan FILE` then applies exactly those steps, and refuses if the stack changed since.\n" +
+			"The file holds the template and its parameters in clear (readable by you only), as terraform's do.\n\n" + refreshHelp,
 	}
 	sf.register(cmd)
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
+	cmd.Flags().StringVar(&out, "out", "", "save the plan to FILE, for cairn deploy --plan FILE")
 	cmd.Flags().BoolVar(&refresh, "refresh", false, "read every resource back through its provider first and plan against what is read (shows drift; nothing is stored)")
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		if err := required("--stack", stack); err != nil {
@@ -47,7 +51,19 @@ func (r *runner) previewCommand() *cobra.Command {
 				fmt.Fprintln(r.env.Stderr, formatDiagnostic(d))
 			}
 		}
-		return r.view().preview(p)
+		if err := r.view().preview(p); err != nil {
+			return err
+		}
+		if out == "" {
+			return nil
+		}
+		if err := writePlanFile(out, stack, src.req, p.Plan); err != nil {
+			return err
+		}
+		if !r.view().json {
+			fmt.Fprintf(r.env.Stdout, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n    cairn deploy --plan %s\n", out, out)
+		}
+		return nil
 	})
 	return cmd
 }

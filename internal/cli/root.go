@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -182,9 +181,9 @@ func (r *runner) colour() bool {
 	return r.env.IsTerminal(r.env.Stdout)
 }
 
-// isTerminal reports whether w is a terminal, for colours.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether f is a terminal.
+func isTerminal(x any) bool {
+	f, ok := x.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

@@ -28,9 +28,10 @@ type Env struct {
 	// Interrupt, when set, delivers the first Ctrl-C, SIGTERM or SIGHUP to a command that can
 	// stop gracefully (a deploy cancels its operation); main cancels the context on the second.
 	Interrupt *Interrupt
-	// IsTerminal reports whether w (stdout) is a terminal, for colours; nil checks the file
-	// descriptor of an *os.File (anything else is not a terminal).
-	IsTerminal func(w io.Writer) bool
+	// IsTerminal reports whether f (Stdout, for colours; Stdin and Stdout, to ask before
+	// acting) is a terminal; nil checks the file descriptor of an *os.File (anything else is
+	// not a terminal).
+	IsTerminal func(f any) bool
 }
 
 // Exit codes.

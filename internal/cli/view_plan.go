@@ -82,15 +82,43 @@ func writePlan(w io.Writer, p api.PreviewResponse, colour bool) {
 		fmt.Fprintln(w, "    }")
 		fmt.Fprintln(w)
 	}
-	if !any {
+	if !any && len(p.Outputs) == 0 {
 		fmt.Fprintln(w, "No changes. Your infrastructure matches the configuration.")
 		return
 	}
-	if imports > 0 {
+	switch {
+	case !any:
+	case imports > 0:
 		fmt.Fprintf(w, "Plan: %d to import, %d to add, %d to change, %d to destroy.\n", imports, add, change, destroy)
+	default:
+		fmt.Fprintf(w, "Plan: %d to add, %d to change, %d to destroy.\n", add, change, destroy)
+	}
+	writeOutputChanges(w, p.Outputs, colour)
+}
+
+// writeOutputChanges prints what a deploy does to the stack's outputs, as terraform's plan
+// does ("Changes to Outputs:").
+func writeOutputChanges(w io.Writer, outs []api.OutputChange, colour bool) {
+	if len(outs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Plan: %d to add, %d to change, %d to destroy.\n", add, change, destroy)
+	fmt.Fprintln(w, "\nChanges to Outputs:")
+	width := 0
+	for _, o := range outs {
+		width = max(width, len(o.Name))
+	}
+	for _, o := range outs {
+		var sign, text, ansi string
+		switch o.Action {
+		case api.ActionAdd:
+			sign, text, ansi = "+", planValue(o.After), ansiGreen
+		case api.ActionRemove:
+			sign, text, ansi = "-", planValue(o.Before)+" -> null", ansiRed
+		default:
+			sign, text, ansi = "~", planValue(o.Before)+" -> "+planValue(o.After), ansiYellow
+		}
+		fmt.Fprintf(w, "  %s %-*s = %s\n", paint(sign, ansi, colour), width, o.Name, text)
+	}
 }
 
 // planLine is one attribute of a planned change.

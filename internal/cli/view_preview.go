@@ -54,6 +54,7 @@ func writePreview(w io.Writer, p api.PreviewResponse, colour bool) {
 		counts[c.Action]++
 	}
 	defer func() {
+		writeOutputChanges(w, p.Outputs, colour)
 		if len(p.Parameters) > 0 { // the values the deploy binds, those kept from the last one included
 			fmt.Fprintln(w, "\nParameters:")
 			writeParameters(w, p.Parameters)

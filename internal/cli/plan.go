@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cairn-dev/cairn/api"
+)
+
+// planFile is what `cairn preview --out` saves: the request the preview was made from (the
+// template, its files and parameters) and the server's plan, so that `cairn deploy --plan`
+// applies exactly that, as terraform apply applies a saved plan without reading the
+// configuration again. Parameters are kept in clear, as in terraform's plan files: the file
+// is written readable by its owner only.
+type planFile struct {
+	Kind    string            `json:"kind"` // planFileKind
+	Stack   string            `json:"stack"`
+	Request api.DeployRequest `json:"request"`
+	Plan    json.RawMessage   `json:"plan"`
+}
+
+const planFileKind = "cairn-plan"
+
+func writePlanFile(path, stack string, req api.DeployRequest, plan json.RawMessage) error {
+	req.Plan = nil
+	b, err := json.Marshal(planFile{Kind: planFileKind, Stack: stack, Request: req, Plan: plan})
+	if err != nil {
+		return fmt.Errorf("cannot encode the plan: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("cannot save the plan: %w", err)
+	}
+	return os.Chmod(path, 0o600) // WriteFile keeps the mode of a file that exists
+}
+
+func readPlanFile(path string) (planFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return planFile{}, fmt.Errorf("cannot read the plan: %w", err)
+	}
+	var pf planFile
+	if err := json.Unmarshal(b, &pf); err != nil || pf.Kind != planFileKind || len(pf.Plan) == 0 {
+		return planFile{}, usagef("%s is not a plan saved by cairn preview --out", path)
+	}
+	return pf, nil
+}
+
+// hasChanges reports whether a preview would change anything.
+func hasChanges(p api.PreviewResponse) bool {
+	for _, c := range p.Changes {
+		if c.Action != api.ActionNoop && c.Action != "" || c.MovedFrom != "" || c.Importing != "" {
+			return true
+		}
+	}
+	return len(p.Outputs) > 0
+}
+
+// interactive reports whether the command may ask a question: both stdin and stdout are a
+// terminal and the output is for people. A CI job, a pipe or --output json never asks.
+func (r *runner) interactive() bool {
+	return r.output != "json" && r.env.IsTerminal(r.env.Stdin) && r.env.IsTerminal(r.env.Stdout)
+}
+
+// confirm asks question and reports whether the answer was "yes", as terraform asks before
+// it applies or destroys.
+func (r *runner) confirm(question, detail string) bool {
+	fmt.Fprintf(r.env.Stdout, "\n%s\n  %s\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", question, detail)
+	line, err := bufio.NewReader(r.env.Stdin).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return false
+	}
+	fmt.Fprintln(r.env.Stdout)
+	return strings.TrimSpace(line) == "yes"
+}
