@@ -31,7 +31,7 @@ func newPlanCLI(t *testing.T) *planCLI {
 		c.requests.Add(1)
 		var ev struct {
 			ResponseURL, StackId, RequestId, LogicalResourceId, PhysicalResourceId string
-			ResourceProperties                                                  map[string]any
+			ResourceProperties                                                     map[string]any
 		}
 		json.NewDecoder(r.Body).Decode(&ev)
 		id := ev.PhysicalResourceId
@@ -67,7 +67,9 @@ func (c *planCLI) run(terminal bool, stdin string, args ...string) (int, string)
 	var out bytes.Buffer
 	env := Env{Stdout: &out, Stderr: &out, Stdin: strings.NewReader(stdin), Start: app.Start,
 		IsTerminal: func(any) bool { return terminal },
-		Getenv:     func(k string) string { return map[string]string{"CAIRN_DIR": filepath.Join(c.dir, ".cairn"), "NO_COLOR": "1"}[k] }}
+		Getenv: func(k string) string {
+			return map[string]string{"CAIRN_DIR": filepath.Join(c.dir, ".cairn"), "NO_COLOR": "1"}[k]
+		}}
 	code := Run(context.Background(), args, env)
 	return code, out.String()
 }
