@@ -12,7 +12,7 @@ const (
 )
 
 // RefreshRequest is the body of POST /v1/stacks/{name}/refresh: read every resource of a
-// Terraform-language stack back through its provider and store what is read, changing no
+// stack whose provider can read back through that provider and store what is read, changing no
 // real object, as terraform apply -refresh-only does. Source is the configuration that gives
 // the providers their configuration and the data sources and outputs to evaluate; nil uses
 // the configuration of the stack's last deploy.
@@ -28,7 +28,9 @@ type RefreshResponse struct {
 	// OutputChanges lists the outputs whose stored value the refresh changed.
 	OutputChanges []PropertyChange `json:"outputChanges,omitempty"`
 	Diagnostics   []Diagnostic     `json:"diagnostics,omitempty"`
-	// Note explains a refresh that read nothing (a CloudFormation-dialect stack, whose custom
-	// resources have no read in their protocol).
-	Note string `json:"note,omitempty"`
+	// NotChecked lists the resources whose provider cannot read them back (custom resources:
+	// their protocol has no Read), which CloudFormation's drift detection reports NOT_CHECKED;
+	// Note says why.
+	NotChecked []string `json:"notChecked,omitempty"`
+	Note       string   `json:"note,omitempty"`
 }

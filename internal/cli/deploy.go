@@ -62,8 +62,8 @@ func (r *runner) deployCommand() *cobra.Command {
 		req := src.req
 		req.DisableRollback, req.TimeoutSeconds, req.Parallelism = disableRollback, secs, parallelism
 		if refresh && src.dir == "" && !r.view().json {
-			fmt.Fprintln(r.env.Stderr, "Note: --refresh has nothing to read in a CloudFormation or ROS template: custom resources have\n"+
-				"no Read in their protocol, so the deploy plans against the stored state.")
+			fmt.Fprintln(r.env.Stderr, "Note: --refresh reads back only the resources whose provider can read: custom resources have\n"+
+				"no Read in their protocol, so the deploy plans them against the stored state.")
 		}
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)

@@ -11,9 +11,10 @@ import (
 // refreshHelp says when cairn reads resources back, in the help of preview, deploy and refresh.
 const refreshHelp = "cairn's state is the source of truth: by default preview and deploy plan against it and read\n" +
 	"nothing back, one provider call per resource fewer than terraform plan. With --refresh (or\n" +
-	"`cairn refresh`) every resource of a Terraform-language stack is read back through its provider\n" +
-	"first (ReadResource), and what changed outside cairn is shown as drift. CloudFormation custom\n" +
-	"resources cannot be read back (their protocol has no Read): --refresh has nothing to read there."
+	"`cairn refresh`) every resource whose provider can read is read back through it first\n" +
+	"(ReadResource), in any dialect, and what changed outside cairn is shown as drift. Custom resources\n" +
+	"cannot be read back (their protocol has no Read): they are listed as not checked, as\n" +
+	"CloudFormation's drift detection says NOT_CHECKED, and planned against the stored state."
 
 func (r *runner) refreshCommand() *cobra.Command {
 	var (
@@ -23,7 +24,7 @@ func (r *runner) refreshCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "refresh --stack NAME [-f DIR]",
 		Short: "Read every resource back and store what changed outside cairn, changing nothing",
-		Long: "Read every resource of a Terraform-language stack back through its provider and store what is\n" +
+		Long: "Read every resource of a stack back through its provider (where it can read) and store what is\n" +
 			"read, changing no real object, as terraform apply -refresh-only does: drift is shown attribute\n" +
 			"by attribute, objects deleted outside cairn leave the stack (the next deploy creates them again),\n" +
 			"data sources are read again and the outputs stored anew. The configuration is the one in -f DIR\n" +
@@ -41,9 +42,6 @@ func (r *runner) refreshCommand() *cobra.Command {
 			src, err := r.readSource(&sf)
 			if err != nil {
 				return err
-			}
-			if src.dir == "" {
-				return usagef("refresh needs a Terraform configuration directory (-f DIR), not a template file")
 			}
 			req.Source = &src.req
 		}

@@ -48,9 +48,9 @@ func (v view) refreshed(resp api.RefreshResponse) error {
 		return writeJSON(v.w, resp)
 	}
 	w := v.w
-	if resp.Note != "" {
-		fmt.Fprintf(w, "Nothing to refresh: %s.\n", resp.Note)
-		return nil
+	if len(resp.NotChecked) > 0 {
+		// CloudFormation's drift detection says NOT_CHECKED for these too.
+		fmt.Fprintf(w, "Not checked: %s (%s).\n\n", strings.Join(resp.NotChecked, ", "), resp.Note)
 	}
 	if len(resp.Drift) == 0 && len(resp.OutputChanges) == 0 {
 		fmt.Fprintln(w, "No changes. Your infrastructure still matches the configuration.")

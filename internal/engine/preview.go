@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -83,7 +84,7 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 		if err != nil {
 			return api.PreviewResponse{}, err
 		}
-		if req.Refresh && st.Policy.Refreshable {
+		if req.Refresh {
 			if err := pv.refresh(ctx, st.Resource(name)); err != nil {
 				return api.PreviewResponse{}, err
 			}
@@ -117,9 +118,11 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 		diags = diags.Append(checkBlocks(st, pv.sc))
 	}
 	if req.Refresh {
-		if !st.Policy.Refreshable {
-			diags = diags.Append(diag.Diagnostic{Severity: diag.Warning, Summary: "Nothing to refresh", Detail: "This is a " + st.Policy.Name + " template: " + noReadNote + "."})
-		} else if err := pv.refreshOrphans(ctx); err != nil {
+		if len(pv.notChecked) > 0 {
+			diags = diags.Append(diag.Diagnostic{Severity: diag.Warning, Summary: "Not checked for drift: " + strings.Join(pv.notChecked, ", "),
+				Detail: "The " + noReadNote + "."})
+		}
+		if err := pv.refreshOrphans(ctx); err != nil {
 			return api.PreviewResponse{}, err
 		}
 	}
@@ -172,6 +175,7 @@ type previewer struct {
 	stackName, stackID string
 	changed            map[string]bool // resources the deploy would create, update or replace
 	drift              []api.Change    // what a refresh found changed outside cairn (refresh.go)
+	notChecked         []string        // resources a refresh could not read: their provider cannot
 }
 
 // change works out what a deploy would do to res (plan.Decide); resources it would change

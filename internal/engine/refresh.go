@@ -37,15 +37,16 @@ const kindRefresh = "refresh"
 // after it does not read everything again.
 const refreshedKey = "refresh"
 
-// noReadNote says why a CloudFormation-dialect stack has nothing to refresh.
-const noReadNote = "custom resources cannot be read back: the CloudFormation custom-resource protocol has no Read " +
-	"request, so there is nothing to refresh and cairn plans against its stored state"
+// noReadNote says why resources whose provider cannot read (custom resources) are not
+// checked, as CloudFormation's drift detection reports them NOT_CHECKED.
+const noReadNote = "custom resources cannot be read back: the custom-resource protocol has no Read request, " +
+	"so cairn plans them against its stored state"
 
 // readBack reads one stored resource through p. It returns the row as read (ok false when the
 // provider no longer finds the object) and the drift, nil when the object is as stored.
 // Diagnostics are the provider's; errors mean the call failed.
 func readBack(ctx context.Context, p provider.Provider, pr provider.Resource, row state.Resource) (state.Resource, bool, *api.Change, diag.Diagnostics, error) {
-	if !p.Capabilities().Read || row.ID == "" {
+	if row.ID == "" {
 		return row, true, nil, nil, nil
 	}
 	props, err1 := value.Unmarshal(row.Props)
@@ -89,7 +90,15 @@ func readBack(ctx context.Context, p provider.Provider, pr provider.Resource, ro
 	if len(details) == 0 && next.ID == row.ID {
 		return next, true, nil, resp.Diagnostics, nil
 	}
-	next.Props = next.Outputs // no configuration was applied to what was read: plan it next time
+	// No configuration was applied to what was read: plan it next time. A provider that reads
+	// the properties back (other than the stored ones, which a terraform plugin echoes) says
+	// what they are now, for a Diff of properties to see; otherwise they are the attributes read.
+	next.Props = next.Outputs
+	if resp.Props != cty.NilVal && !resp.Props.IsNull() {
+		if b, err := value.Marshal(resp.Props); err == nil && !bytes.Equal(b, row.Props) {
+			next.Props = b
+		}
+	}
 	ch := &api.Change{LogicalID: row.Name, PhysicalID: next.ID, Type: row.Type, Action: api.DriftChanged, Details: details}
 	return next, true, ch, resp.Diagnostics, nil
 }
@@ -126,6 +135,10 @@ func (pv *previewer) refresh(ctx context.Context, res *template.Resource) error 
 	if err != nil {
 		return err
 	}
+	if !p.Capabilities().Read {
+		pv.notChecked = append(pv.notChecked, res.Name)
+		return nil
+	}
 	return pv.readRow(ctx, p, pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, res), row, res)
 }
 
@@ -138,7 +151,7 @@ func (pv *previewer) refreshOrphans(ctx context.Context) error {
 			continue
 		}
 		p, err := pv.ps.configured(ctx, pv.sc, row.Type, row.Provider)
-		if err != nil {
+		if err != nil || !p.Capabilities().Read {
 			continue // it would be deleted with a provider that cannot be configured: the deploy says so
 		}
 		pr := pv.e.providerResource(pv.st.Policy, pv.stackName, pv.stackID, &template.Resource{Name: name, Type: row.Type})
@@ -286,7 +299,7 @@ func (pv *previewer) references(ctx context.Context, res *template.Resource) []r
 // refreshThenForward is a deploy's forward phase: the refresh the request asks for, then the
 // walk that applies the configuration.
 func (r *run) refreshThenForward(ctx context.Context) (string, error) {
-	if r.pol.Refreshable && r.req.Deploy != nil && r.req.Deploy.Refresh {
+	if r.req.Deploy != nil && r.req.Deploy.Refresh {
 		if _, done := r.ended(refreshedKey); !done {
 			failure, _, err := r.refreshAll(ctx)
 			if err != nil || failure != "" {
@@ -316,8 +329,15 @@ func (r *run) refreshAll(ctx context.Context) (string, []api.Change, error) {
 	}
 	var mu sync.Mutex
 	var drift []api.Change
+	r.notChecked = nil
 	read := map[string]*state.Resource{} // nil: gone
 	refreshOne := func(ctx context.Context, p provider.Provider, pr provider.Resource, row state.Resource) error {
+		if !p.Capabilities().Read {
+			mu.Lock()
+			r.notChecked = append(r.notChecked, row.Name)
+			mu.Unlock()
+			return sc.setRow(row)
+		}
 		next, ok, ch, ds, err := readBack(ctx, p, pr, row)
 		fail, err := r.callFailure(ctx, err, ds)
 		if err != nil {
@@ -434,6 +454,7 @@ func (r *run) refreshAll(ctx context.Context) (string, []api.Change, error) {
 		}
 	}
 	slices.SortStableFunc(drift, func(a, b api.Change) int { return strings.Compare(a.LogicalID, b.LogicalID) })
+	slices.Sort(r.notChecked)
 	return "", drift, nil
 }
 
@@ -456,11 +477,7 @@ func (e *Engine) Refresh(ctx context.Context, stack string, req api.RefreshReque
 	if err != nil {
 		return api.RefreshResponse{}, fmt.Errorf("cannot find stack %s: %w", stack, err)
 	}
-	resp := api.RefreshResponse{Stack: stack, Drift: []api.Change{}}
-	if pol := policyOf(prior.Dialect); !pol.Refreshable {
-		resp.Note = fmt.Sprintf("stack %s is a %s stack: %s", stack, pol.Name, noReadNote)
-		return resp, nil
-	}
+	pol := policyOf(prior.Dialect)
 	src := req.Source
 	if src == nil {
 		src = &api.DeployRequest{}
@@ -468,9 +485,9 @@ func (e *Engine) Refresh(ctx context.Context, stack string, req api.RefreshReque
 			return api.RefreshResponse{}, fmt.Errorf("cannot decode the configuration of stack %s: %w", stack, err)
 		}
 	}
-	if src.Files == nil {
+	if pol.FromFiles != (src.Files != nil) {
 		return api.RefreshResponse{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
-			"stack %s is a Terraform-language stack: refresh it with its Terraform configuration, not a template file", stack)}}
+			"stack %s is a %s stack: refresh it with its own kind of template", stack, pol.Name)}}
 	}
 	st, ps, diags := e.load(ctx, stack, prior.ID, sourceOf(*src), 0)
 	if st == nil {
@@ -545,6 +562,9 @@ func (r *run) refreshOnly(ctx context.Context) (api.RefreshResponse, error) {
 		return resp, err
 	}
 	resp.Drift = append(resp.Drift, drift...)
+	if resp.NotChecked = r.notChecked; len(resp.NotChecked) > 0 {
+		resp.Note = noReadNote
+	}
 	if failure == "" {
 		before := map[string]any{}
 		var old []api.Output

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,7 +18,9 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/providertest"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/state/sqlite"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
@@ -295,16 +299,16 @@ func TestRefreshStoresDriftOnly(t *testing.T) {
 	}
 }
 
-// TestRefreshCloudFormationHasNothingToRead: a CloudFormation stack's custom resources have
-// no Read; refresh says so and changes nothing.
-func TestRefreshCloudFormationHasNothingToRead(t *testing.T) {
+// TestRefreshCloudFormationNotChecked: a CloudFormation stack's custom resources have no Read;
+// refresh lists them as not checked (CloudFormation's NOT_CHECKED) and changes nothing.
+func TestRefreshCloudFormationNotChecked(t *testing.T) {
 	h := newHarness(t, &providertest.Fake{})
 	h.deploy("cfn", "Resources:\n  A:\n    Type: Test::Thing\n    Properties:\n      Size: 1\n")
 	resp, err := h.e.Refresh(context.Background(), "cfn", api.RefreshRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(resp.Note, "no Read") || len(resp.Drift) != 0 {
+	if !strings.Contains(resp.Note, "no Read") || len(resp.Drift) != 0 || !slices.Equal(resp.NotChecked, []string{"A"}) {
 		t.Errorf("refresh of a CloudFormation stack = %+v", resp)
 	}
 	pr, err := h.e.Preview(context.Background(), "cfn", api.DeployRequest{TemplateName: "stack.yaml",
@@ -312,8 +316,88 @@ func TestRefreshCloudFormationHasNothingToRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pr.Diagnostics) != 1 || pr.Diagnostics[0].Summary != "Nothing to refresh" || len(pr.Changes) != 0 {
+	if len(pr.Diagnostics) != 1 || pr.Diagnostics[0].Summary != "Not checked for drift: A" || len(pr.Changes) != 0 {
 		t.Errorf("preview --refresh of a CloudFormation stack = %+v", pr)
+	}
+}
+
+// TestRefreshCloudFormationReads: in a CloudFormation stack, resources whose provider can read
+// are read back like a Terraform-language stack's: refresh stores the drift, preview --refresh
+// plans against it, the next deploy repairs it; custom resources beside them are not checked.
+func TestRefreshCloudFormationReads(t *testing.T) {
+	var mu sync.Mutex
+	live := map[string]int64{} // the "real" Size of each object
+	readable := &providertest.Fake{}
+	readable.CreateFn = func(_ context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
+		size, _ := req.Props.GetAttr("Size").AsBigFloat().Int64()
+		mu.Lock()
+		live["r-1"] = size
+		mu.Unlock()
+		return provider.CreateResponse{ID: "r-1", Outputs: req.Props}, nil
+	}
+	readable.UpdateFn = func(_ context.Context, req provider.UpdateRequest) (provider.UpdateResponse, error) {
+		size, _ := req.NewProps.GetAttr("Size").AsBigFloat().Int64()
+		mu.Lock()
+		live[req.ID] = size
+		mu.Unlock()
+		return provider.UpdateResponse{ID: req.ID, Outputs: req.NewProps}, nil
+	}
+	readable.ReadFn = func(_ context.Context, req provider.ReadRequest) (provider.ReadResponse, error) {
+		mu.Lock()
+		size, ok := live[req.ID]
+		mu.Unlock()
+		if !ok {
+			return provider.ReadResponse{}, nil
+		}
+		v := cty.ObjectVal(map[string]cty.Value{"Size": cty.NumberIntVal(size)})
+		return provider.ReadResponse{ID: req.ID, Props: v, Outputs: v}, nil
+	}
+	custom := &providertest.Fake{}
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), sqlite.Options{Keyring: secrets.Generate()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	reg := provider.NewRegistry()
+	reg.Register("Test::*", readable)
+	reg.Register("Custom::*", custom)
+	e, err := engine.New(engine.Options{Store: store, Providers: reg, LeaseTTL: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	h := &harness{t: t, e: e, store: store, fake: readable}
+	tmpl := "Resources:\n  R:\n    Type: Test::Thing\n    Properties:\n      Size: 1\n  C:\n    Type: Custom::Thing\n    Properties:\n      Label: c\n"
+	h.deploy("cfn", tmpl)
+	mu.Lock()
+	live["r-1"] = 7 // changed outside cairn
+	mu.Unlock()
+
+	pr, err := h.e.Preview(context.Background(), "cfn", api.DeployRequest{TemplateName: "stack.yaml", Template: tmpl, Refresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := changesOf(pr.Changes), "Modify R Size:7->1"; got != want {
+		t.Errorf("preview --refresh = %s, want %s", got, want)
+	}
+	resp, err := h.e.Refresh(context.Background(), "cfn", api.RefreshRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Drift) != 1 || resp.Drift[0].LogicalID != "R" || resp.Drift[0].Action != api.DriftChanged || !slices.Equal(resp.NotChecked, []string{"C"}) {
+		t.Errorf("refresh = %+v", resp)
+	}
+	if op := h.deploy("cfn", tmpl); op.StackStatus != "UPDATE_COMPLETE" {
+		t.Fatalf("deploy after refresh: %+v", op)
+	}
+	mu.Lock()
+	got := live["r-1"]
+	mu.Unlock()
+	if got != 1 {
+		t.Errorf("R's Size after the repairing deploy = %d, want 1", got)
+	}
+	if calls := h.calls(); calls[len(calls)-1] != "Update R r-1" {
+		t.Errorf("calls = %v, want the deploy to update R", calls)
 	}
 }
 

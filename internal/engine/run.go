@@ -47,6 +47,7 @@ type run struct {
 	// appliedWith are the provider fingerprints of the stack's last successful deploy.
 	appliedWith map[string]providerFP
 	gone        map[string]bool // destroyed ahead of their step by a replacement upstream
+	notChecked  []string        // resources a refresh could not read: their provider cannot
 	orderOnce   sync.Once
 	topo        []string
 	handedOff   bool // the run took over the request's loaded template (not a resumption)

@@ -53,11 +53,11 @@ type DialectPolicy struct {
 	// sealed with the stack's request); otherwise every deploy binds its values anew, as
 	// terraform's -var does.
 	RemembersParameters bool
-	// Refreshable says the stack's resources are read back through their providers (refresh,
-	// drift); Importable that existing objects can be adopted by address (import); StateFiles
-	// that the stack has a terraform state (state pull and push); ShowsAttributes that a
-	// described resource shows its stored attributes.
-	Refreshable, Importable, StateFiles, ShowsAttributes bool
+	// Importable says existing objects can be adopted by address (import); StateFiles that
+	// the stack has a terraform state (state pull and push); ShowsAttributes that a described
+	// resource shows its stored attributes. (Refresh is not the dialect's to say: every
+	// resource whose provider can read is read back, in any dialect.)
+	Importable, StateFiles, ShowsAttributes bool
 
 	// Paths says where a resource is in diagnostics.
 	Paths func(r *Resource) ResourcePaths

@@ -34,6 +34,8 @@ type Fake struct {
 	CreateFn func(context.Context, provider.CreateRequest) (provider.CreateResponse, error)
 	UpdateFn func(context.Context, provider.UpdateRequest) (provider.UpdateResponse, error)
 	DeleteFn func(context.Context, provider.DeleteRequest) (provider.DeleteResponse, error)
+	// ReadFn, when set, makes the fake able to read resources back (Capabilities().Read).
+	ReadFn func(context.Context, provider.ReadRequest) (provider.ReadResponse, error)
 
 	mu    sync.Mutex
 	n     int
@@ -79,6 +81,17 @@ func (f *Fake) setLive(id string, on bool) {
 	} else {
 		delete(f.live, id)
 	}
+}
+
+// Capabilities says the fake can read when ReadFn is set.
+func (f *Fake) Capabilities() provider.Capabilities { return provider.Capabilities{Read: f.ReadFn != nil} }
+
+// Read calls ReadFn.
+func (f *Fake) Read(ctx context.Context, req provider.ReadRequest) (provider.ReadResponse, error) {
+	if f.ReadFn == nil {
+		return f.Unimplemented.Read(ctx, req)
+	}
+	return f.ReadFn(ctx, req)
 }
 
 func (f *Fake) Check(ctx context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {

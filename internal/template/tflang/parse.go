@@ -161,7 +161,7 @@ func Policy() template.DialectPolicy {
 		StackType:         "terraform_stack", // in the naming style of the resource types around it
 		FromFiles:         true,
 		PlansReplacements: true, OptionalIDs: true, BlindResumedCreates: true, SkipsUnchanged: true,
-		ProviderPlugins: true, ChecksOutputs: true, Refreshable: true, Importable: true, StateFiles: true,
+		ProviderPlugins: true, ChecksOutputs: true, Importable: true, StateFiles: true,
 		ShowsAttributes: true, Paths: paths, StackID: template.StackARN}
 }
 
