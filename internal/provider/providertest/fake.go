@@ -84,7 +84,9 @@ func (f *Fake) setLive(id string, on bool) {
 }
 
 // Capabilities says the fake can read when ReadFn is set.
-func (f *Fake) Capabilities() provider.Capabilities { return provider.Capabilities{Read: f.ReadFn != nil} }
+func (f *Fake) Capabilities() provider.Capabilities {
+	return provider.Capabilities{Read: f.ReadFn != nil}
+}
 
 // Read calls ReadFn.
 func (f *Fake) Read(ctx context.Context, req provider.ReadRequest) (provider.ReadResponse, error) {
