@@ -316,3 +316,8 @@ func random32() ([]byte, error) {
 	}
 	return b, nil
 }
+
+// RunsHere reports whether operation id runs in this cairn, or is about to, taken over from a
+// holder that is gone (a killed CLI process): the CLI's in-process cairn follows such an
+// operation to its end before it runs the user's command.
+func (a *App) RunsHere(ctx context.Context, id string) bool { return a.eng.RunsHere(ctx, id) }

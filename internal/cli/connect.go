@@ -36,11 +36,15 @@ func (r *runner) connect(ctx context.Context) (c *client.Client, stop func(), er
 	if r.env.Start == nil {
 		return nil, nil, fmt.Errorf("no server given (--server or CAIRN_SERVER) and this build cannot run cairn in-process")
 	}
-	a, err := r.env.Start(ctx, r.inProcessConfig())
+	cfg, err := r.inProcessConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := r.env.Start(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot start cairn in-process: %w", err)
 	}
-	r.inProcess = true
+	r.inProcess, r.app = true, a
 	if ca := a.CAFile(); ca != "" && r.output != "json" {
 		// Handlers that PUT over HTTPS must trust cairn's own CA; say how, once per run.
 		fmt.Fprintf(r.env.Stderr, "cairn: HTTPS uses cairn's own CA: give handlers NODE_EXTRA_CA_CERTS=%s or SSL_CERT_FILE=%s\n", ca, ca)
