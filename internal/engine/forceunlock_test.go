@@ -66,4 +66,3 @@ func TestForceUnlock(t *testing.T) {
 		})
 	}
 }
-
