@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,6 +72,19 @@ func (h *lateHandler) counts() (creates, deletes int, puts []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.creates), h.deletes, append([]string(nil), h.puts...)
+}
+
+// createdResources counts the distinct RequestIds of the Creates: the resources a handler that
+// is idempotent per RequestId (as CloudFormation asks of handlers) creates. A process killed
+// between its POST and recording it as sent has the next one deliver the same request again.
+func (h *lateHandler) createdResources() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	seen := map[string]bool{}
+	for _, id := range h.creates {
+		seen[id] = true
+	}
+	return len(seen)
 }
 
 // killedDeploy starts an in-process `cairn deploy` of the Hello template against h in dir,
@@ -141,13 +155,16 @@ func TestKillDashNineThenDeploy(t *testing.T) {
 	}
 	st := describe(t, dir, "web")
 	creates, deletes, puts := h.counts()
-	if !strings.HasSuffix(st.Status, "_COMPLETE") || strings.Contains(st.Status, "ROLLBACK") || creates != 1 || deletes != 0 ||
+	if !strings.HasSuffix(st.Status, "_COMPLETE") || strings.Contains(st.Status, "ROLLBACK") || h.createdResources() != 1 || deletes != 0 ||
 		len(st.Resources) != 1 || st.Resources[0].PhysicalID != "phys-1" {
-		t.Errorf("after kill -9 and a deploy: stack %s, resources %+v, %d Creates and %d Deletes; want *_COMPLETE with phys-1, "+
-			"created exactly once\n%s", st.Status, st.Resources, creates, deletes, out)
+		t.Errorf("after kill -9 and a deploy: stack %s, resources %+v, %d Creates and %d Deletes; want *_COMPLETE "+
+			"with phys-1, created exactly once\n%s", st.Status, st.Resources, creates, deletes, out)
 	}
-	if len(puts) != 1 || puts[0] != "200 OK" {
-		t.Errorf("the handler's PUTs: %q, want its one PUT accepted by the next cairn at %s", puts, strings.TrimSpace(string(remembered)))
+	if creates > 1 {
+		t.Logf("the killed cairn died between its POST and recording it: the Create was delivered %d times with one RequestId", creates)
+	}
+	if len(puts) == 0 || slices.ContainsFunc(puts, func(p string) bool { return p != "200 OK" }) {
+		t.Errorf("the handler's PUTs: %q, want each accepted by the next cairn at %s", puts, strings.TrimSpace(string(remembered)))
 	}
 }
 
