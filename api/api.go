@@ -58,6 +58,17 @@ type ImportRequest struct {
 	ID      string        `json:"id"`
 }
 
+// CancelRequest is the (optional) body of POST /v1/stacks/{name}/cancel. Without Force the
+// operation is cancelled as CancelUpdateStack does: providers are told to stop and a
+// CloudFormation-dialect stack rolls back. With Force it is ended at once, as `terraform
+// force-unlock` drops a lock: whoever runs it is stopped, nothing is rolled back, and the
+// stack's event says who forced it and that its state may not match its resources.
+type CancelRequest struct {
+	Force bool `json:"force,omitempty"`
+	// By names who forces it in that event, such as "alice@laptop"; at most 200 characters.
+	By string `json:"by,omitempty"`
+}
+
 // DeleteRequest is the (optional) body of DELETE /v1/stacks/{name}.
 type DeleteRequest struct {
 	TimeoutSeconds  int      `json:"timeoutSeconds,omitempty"`
@@ -251,6 +262,7 @@ const (
 	CodeNotFound         = "not_found"         // 404: no such stack, operation or request
 	CodeStackBusy        = "stack_busy"        // 409: the stack has a running operation
 	CodePlanStale        = "plan_stale"        // 409: a saved plan no longer applies: the stack or template moved since
+	CodeNoOperation      = "no_operation"      // 409: cancel of a stack that has no running operation
 	CodeResponseRejected = "response_rejected" // 400/403/410/413: a custom-resource response was refused
 	CodeInternal         = "internal"          // 500
 )

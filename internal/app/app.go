@@ -93,6 +93,16 @@ type Config struct {
 	// is where Terraform providers and provisioners run (engine.Options.ClientDirs). A server
 	// (`cairn server`) leaves it false: each run gets a directory of its own.
 	InProcess bool
+	// RememberListen makes the HTTP listener's loopback address stable per Dir (the CLI's
+	// in-process cairn): the first start picks a port and remembers it in Dir/listen, later
+	// starts listen there again, so that a handler's answer to a request of a run that died
+	// reaches the next run, which resumes the operation. Listen is then not used. See
+	// rememberedListener for what happens when the address is taken.
+	RememberListen bool
+	// ResponseNotice is how long a custom-resource request may go unanswered before an event
+	// on its resource says what cairn waits for and where (`cairn server --response-notice`);
+	// default one minute.
+	ResponseNotice time.Duration
 }
 
 // App is a running cairn.
@@ -154,7 +164,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, fmt.Errorf("cannot get the response-URL signing key: %w", err)
 	}
 
-	lns, err := a.listen(cfg)
+	lns, err := a.listen(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +177,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	cr := customresource.New(customresource.Config{Store: crStore{store}, Key: key, ResponseURL: responseURL,
-		Functions: crInvoker{a.fns}, Policy: policy, Logger: cfg.Logger})
+		Functions: crInvoker{a.fns}, Policy: policy, Logger: cfg.Logger, WaitNotice: cfg.ResponseNotice})
 	a.reg = provider.NewRegistry()
 	for _, pattern := range []string{"Custom::*", "AWS::CloudFormation::CustomResource", "ALIYUN::ROS::CustomResource"} {
 		a.reg.Register(pattern, cr)
@@ -306,3 +316,8 @@ func random32() ([]byte, error) {
 	}
 	return b, nil
 }
+
+// RunsHere reports whether operation id runs in this cairn, or is about to, taken over from a
+// holder that is gone (a killed CLI process): the CLI's in-process cairn follows such an
+// operation to its end before it runs the user's command.
+func (a *App) RunsHere(ctx context.Context, id string) bool { return a.eng.RunsHere(ctx, id) }

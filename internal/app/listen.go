@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
@@ -23,11 +24,17 @@ type listeners struct {
 }
 
 // listen opens the listeners and works out the URLs (and the certificate) that go with them.
-func (a *App) listen(cfg Config) (listeners, error) {
+func (a *App) listen(ctx context.Context, cfg Config) (listeners, error) {
 	var lns listeners
-	ln, err := net.Listen("tcp", cfg.Listen)
+	var ln net.Listener
+	var err error
+	if cfg.RememberListen {
+		ln, err = a.rememberedListener(ctx, cfg.Dir, a.anyRunning)
+	} else if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		err = fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
+	}
 	if err != nil {
-		return lns, fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
+		return lns, err
 	}
 	a.listeners = append(a.listeners, ln)
 	lns.http = ln
@@ -62,6 +69,15 @@ func (a *App) listen(cfg Config) (listeners, error) {
 	}
 	lns.tlsConfig, err = a.certificate(cfg, tln)
 	return lns, err
+}
+
+// anyRunning reports whether an operation is running on the state.
+func (a *App) anyRunning(ctx context.Context) (bool, error) {
+	ops, err := a.store.ListRunningOperations(ctx)
+	if err != nil {
+		return false, err
+	}
+	return len(ops) > 0, nil
 }
 
 // certificate loads cfg.TLSCert/TLSKey, or makes sure the self-made CA in Dir/tls has issued

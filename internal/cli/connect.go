@@ -36,23 +36,31 @@ func (r *runner) connect(ctx context.Context) (c *client.Client, stop func(), er
 	if r.env.Start == nil {
 		return nil, nil, fmt.Errorf("no server given (--server or CAIRN_SERVER) and this build cannot run cairn in-process")
 	}
-	a, err := r.env.Start(ctx, r.inProcessConfig())
+	cfg, err := r.inProcessConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := r.env.Start(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot start cairn in-process: %w", err)
 	}
-	r.inProcess = true
+	r.inProcess, r.app = true, a
 	if ca := a.CAFile(); ca != "" && r.output != "json" {
 		// Handlers that PUT over HTTPS must trust cairn's own CA; say how, once per run.
 		fmt.Fprintf(r.env.Stderr, "cairn: HTTPS uses cairn's own CA: give handlers NODE_EXTRA_CA_CERTS=%s or SSL_CERT_FILE=%s\n", ca, ca)
 	}
+	// A transport of its own: the next in-process cairn on this directory listens on the same
+	// remembered address, where a shared transport's idle connections lead to the one stopped.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
 	stop = func() {
+		tr.CloseIdleConnections()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if err := a.Shutdown(sctx); err != nil {
 			fmt.Fprintf(r.env.Stderr, "warning: cannot stop cairn cleanly: %s\n", err)
 		}
 	}
-	return client.New(a.URL(), a.Token(), nil, client.WithRetry(retry)), stop, nil
+	return client.New(a.URL(), a.Token(), &http.Client{Transport: tr}, client.WithRetry(retry)), stop, nil
 }
 
 // checkServerURL refuses a --server that is not an http or https URL with a host

@@ -31,6 +31,11 @@ cairn preview -f . --stack net --out net.plan`,
 	"delete": `cairn delete --stack web
 cairn delete --stack web --retain Bucket --timeout 10m
 cairn delete --stack web --yes`,
+	"cancel": `# stop a deploy (a CloudFormation stack rolls back), also one whose cairn process was killed
+cairn cancel --stack web
+# end it at once, without rollback, as terraform force-unlock does
+cairn cancel --stack web --force
+cairn cancel --stack web --force --yes -o json`,
 	"import": `# adopt an existing object as a resource of a Terraform-language stack
 cairn import aws_s3_bucket.logs my-log-bucket --stack net -f .`,
 	"stacks": `cairn stacks

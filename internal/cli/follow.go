@@ -94,19 +94,36 @@ func (r *runner) drain(ctx context.Context, c *client.Client, stack string, afte
 }
 
 // start runs begin (a deploy or a delete of stack) and follows the operation's events until it
-// ends, printing them unless the output is JSON.
+// ends, printing them unless the output is JSON. In-process, an operation a killed cairn left
+// running on the stack, which this cairn resumed on starting, is followed to its end first.
 func (r *runner) start(ctx context.Context, c *client.Client, stack string, begin func() (api.Operation, error)) (api.Operation, error) {
 	after, err := lastSeq(ctx, c, stack)
 	if err != nil {
 		return api.Operation{}, err
 	}
 	op, err := begin()
-	if err != nil {
-		return api.Operation{}, err
+	for err != nil {
+		left, ok := r.resumedHere(ctx, c, stack, err)
+		if !ok {
+			return api.Operation{}, err
+		}
+		if err := r.finishResumed(ctx, c, left, after); err != nil {
+			return api.Operation{}, err
+		}
+		if after, err = lastSeq(ctx, c, stack); err != nil {
+			return api.Operation{}, err
+		}
+		op, err = begin()
 	}
-	// The first Ctrl-C (or SIGTERM, or SIGHUP) cancels the operation and goes on following it
-	// until it ends, so that the stack is left ended and recoverable; the second stops following.
+	return r.followPrinting(ctx, c, op, after)
+}
+
+// followPrinting follows op from the event after seq to its end, printing its events. The
+// first Ctrl-C (or SIGTERM, or SIGHUP) cancels the operation and goes on following it until it
+// ends, so that the stack is left ended and recoverable; the second stops following.
+func (r *runner) followPrinting(ctx context.Context, c *client.Client, op api.Operation, after int64) (api.Operation, error) {
 	defer r.env.Interrupt.handle(func(sig os.Signal) {
+		r.cancelled.Store(true)
 		fmt.Fprintf(r.env.Stderr, received(sig)+"\n", "cancelling the operation and waiting for the providers to stop")
 		if _, err := c.Cancel(context.WithoutCancel(ctx), op.Stack); err != nil {
 			fmt.Fprintf(r.env.Stderr, "warning: cannot cancel: %s\n", err)
@@ -114,10 +131,10 @@ func (r *runner) start(ctx context.Context, c *client.Client, stack string, begi
 	})()
 	// The stack's resources as known now size the columns, so that they stay put.
 	var known []api.Resource
-	if st, err := c.Stack(ctx, stack); err == nil {
+	if st, err := c.Stack(ctx, op.Stack); err == nil {
 		known = st.Resources
 	}
-	event, stop := r.view().progress(stack, known)
+	event, stop := r.view().progress(op.Stack, known)
 	defer stop() // before the result is printed
 	return r.follow(ctx, c, op, after, event)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,8 +32,10 @@ type runner struct {
 	// pluginDirs are searched for Terraform providers first, in terraform's mirror layout.
 	pluginDirs []string
 
-	inProcess bool // set by connect
-	ran       bool // a command's RunE was entered: errors are no longer usage errors
+	inProcess bool        // set by connect
+	app       *app.App    // the in-process cairn, set by connect; nil with --server
+	cancelled atomic.Bool // an interrupt cancelled the operation followed
+	ran       bool        // a command's RunE was entered: errors are no longer usage errors
 }
 
 func (r *runner) rootCommand() *cobra.Command {
@@ -60,6 +63,7 @@ func (r *runner) rootCommand() *cobra.Command {
 	pf.StringArrayVar(&r.pluginDirs, "plugin-dir", nil, "directory of Terraform provider plugins, searched before terraform's CLI configuration (repeatable; env CAIRN_PLUGIN_DIR, colon-separated)")
 	root.AddCommand(r.deployCommand(), r.previewCommand(), r.deleteCommand(), r.importCommand(), r.stacksCommand(),
 		r.describeCommand(), r.eventsCommand(), r.outputsCommand(), r.validateCommand(), r.serverCommand())
+	root.AddCommand(r.cancelCommand())
 	root.AddCommand(r.functionCommand())
 	root.AddCommand(r.providerCommand())
 	root.AddCommand(r.secretsCommand())
@@ -144,7 +148,7 @@ func envName(flag string) string {
 
 // inProcessConfig is the configuration of a cairn started in-process: the state in --dir, a
 // loopback port, and the server settings the environment gives (CAIRN_PUBLIC_URL, ...).
-func (r *runner) inProcessConfig() app.Config {
+func (r *runner) inProcessConfig() (app.Config, error) {
 	var cfg app.Config
 	for flag, p := range configFlags(&cfg) {
 		*p = r.env.Getenv(envName(flag))
@@ -156,13 +160,34 @@ func (r *runner) inProcessConfig() app.Config {
 	cfg.PluginDirs = r.pluginDirs
 	cfg.SecretsKey = r.env.Getenv("CAIRN_SECRETS_KEY")
 	cfg.Listen = "127.0.0.1:0"
+	// The same loopback port for every command on this directory: a handler's answer to a
+	// request of a run that was killed reaches the next one (app.Config.RememberListen).
+	cfg.RememberListen = true
 	cfg.InProcess = true // providers and provisioners run in the configuration's directory
+	var err error
+	if cfg.ResponseNotice, err = responseNotice(r.env.Getenv); err != nil {
+		return cfg, err
+	}
 	level := slog.LevelWarn
 	if r.verbose {
 		level = slog.LevelInfo
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(r.env.Stderr, &slog.HandlerOptions{Level: level}))
-	return cfg
+	return cfg, nil
+}
+
+// responseNotice reads CAIRN_RESPONSE_NOTICE (the in-process form of `cairn server
+// --response-notice`); 0 when unset, which means the default.
+func responseNotice(getenv func(string) string) (time.Duration, error) {
+	v := getenv(envName("response-notice"))
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, usagef("CAIRN_RESPONSE_NOTICE must be a positive duration such as 30s or 2m, not %q", v)
+	}
+	return d, nil
 }
 
 // view renders on stdout in the format --output chose.

@@ -456,14 +456,15 @@ func TestRunInProcessStart(t *testing.T) {
 	env := Env{Stderr: new(strings.Builder), Getenv: func(k string) string {
 		return map[string]string{"CAIRN_DIR": "/state", "CAIRN_PUBLIC_URL": "http://me:8080", "CAIRN_TLS_LISTEN": ":8443",
 			"CAIRN_TLS_CERT": "c.pem", "CAIRN_TLS_KEY": "k.pem", "CAIRN_TLS_PUBLIC_URL": "https://me:8443",
-			"CAIRN_REGION": "eu-west-1", "CAIRN_ACCOUNT_ID": "123", "CAIRN_LISTEN": "0.0.0.0:80"}[k]
+			"CAIRN_REGION": "eu-west-1", "CAIRN_ACCOUNT_ID": "123", "CAIRN_LISTEN": "0.0.0.0:80", "CAIRN_RESPONSE_NOTICE": "90s"}[k]
 	}, Start: func(_ context.Context, cfg app.Config) (*app.App, error) {
 		got = cfg
 		return nil, os.ErrPermission
 	}}
 	code := Run(context.Background(), []string{"stacks"}, env)
 	want := app.Config{Dir: "/state", Listen: "127.0.0.1:0", PublicURL: "http://me:8080", TLSListen: ":8443",
-		TLSCert: "c.pem", TLSKey: "k.pem", TLSPublicURL: "https://me:8443", Region: "eu-west-1", AccountID: "123", InProcess: true}
+		TLSCert: "c.pem", TLSKey: "k.pem", TLSPublicURL: "https://me:8443", Region: "eu-west-1", AccountID: "123", InProcess: true,
+		RememberListen: true, ResponseNotice: 90 * time.Second}
 	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Logger" }, cmp.Ignore())); diff != "" {
 		t.Errorf("in-process config: -want +got:\n%s", diff)
 	}

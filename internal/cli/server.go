@@ -42,12 +42,24 @@ func (r *runner) serverCommand() *cobra.Command {
 	f.StringVar(&cfg.SecretsKeyFile, "secrets-key-file", "", "file of the keys that encrypt secrets in the state (env CAIRN_SECRETS_KEY_FILE; default DIR.secrets.key beside DIR, created 0600); or give the key itself in env CAIRN_SECRETS_KEY, base64 of 32 bytes")
 	f.StringVar(&cfg.Region, "region", "", "region pseudo parameter (env CAIRN_REGION)")
 	f.StringVar(&cfg.AccountID, "account-id", "", "account id pseudo parameter (env CAIRN_ACCOUNT_ID)")
+	f.DurationVar(&cfg.ResponseNotice, "response-notice", time.Minute, "after this long without an answer to a custom-resource request, an event on the resource says what cairn waits for and where (env CAIRN_RESPONSE_NOTICE)")
 	limits := addLimitFlags(cmd)
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		for flag, p := range configFlags(&cfg) {
 			if v := r.env.Getenv(envName(flag)); v != "" && !cmd.Flags().Changed(flag) {
 				*p = v
 			}
+		}
+		if !cmd.Flags().Changed("response-notice") {
+			d, err := responseNotice(r.env.Getenv)
+			if err != nil {
+				return err
+			}
+			if d > 0 {
+				cfg.ResponseNotice = d
+			}
+		} else if cfg.ResponseNotice <= 0 {
+			return usagef("--response-notice must be a positive duration")
 		}
 		if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 			return usagef("--tls-cert and --tls-key go together")

@@ -95,7 +95,7 @@ func TestRunServerFlags(t *testing.T) {
 	code := Run(context.Background(), []string{"server", "--region", "flag-region", "--no-auth", "--tls-listen", ":8443",
 		"--tls-cert", "c.pem", "--tls-key", "k.pem", "--account-id", "42", "--dir", "/d"}, env)
 	want := app.Config{Dir: "/d", Listen: "127.0.0.1:8080", PublicURL: "http://env", TLSListen: ":8443", TLSCert: "c.pem",
-		TLSKey: "k.pem", Token: "tok", NoAuth: true, Region: "flag-region", AccountID: "42"}
+		TLSKey: "k.pem", Token: "tok", NoAuth: true, Region: "flag-region", AccountID: "42", ResponseNotice: time.Minute}
 	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Logger" }, cmp.Ignore())); diff != "" {
 		t.Errorf("flags win over the environment, which wins over defaults: -want +got:\n%s", diff)
 	}

@@ -76,6 +76,16 @@ func (c *Client) Cancel(ctx context.Context, stack string) (api.Operation, error
 	return op, err
 }
 
+// ForceUnlock ends the running operation of stack at once, without rollback, as `terraform
+// force-unlock` drops a lock; by names who forced it in the stack's event. It returns the
+// operation as it ended.
+func (c *Client) ForceUnlock(ctx context.Context, stack, by string) (api.Operation, error) {
+	var op api.Operation
+	err := c.do(ctx, http.MethodPost, "/v1/stacks/"+url.PathEscape(stack)+"/cancel", nil,
+		api.CancelRequest{Force: true, By: by}, &op)
+	return op, err
+}
+
 // Import adopts an existing object as a resource of stack.
 func (c *Client) Import(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error) {
 	var res api.Resource

@@ -106,19 +106,7 @@ func (e *Engine) failLooping(ctx context.Context, op state.Operation, step strin
 	if isStep && verb == "create" {
 		reason += fmt.Sprintf("; the create of %s was in flight and may have made an object cairn does not know of", logical)
 	}
-	status := "UPDATE_FAILED"
-	switch {
-	case op.Kind == kindDelete:
-		status = "DELETE_FAILED"
-	case req.Creating:
-		status = "CREATE_FAILED"
-	}
-	switch {
-	case strings.HasPrefix(st.Status, "UPDATE_ROLLBACK"):
-		status = "UPDATE_ROLLBACK_FAILED"
-	case strings.HasPrefix(st.Status, "ROLLBACK"):
-		status = "ROLLBACK_FAILED"
-	}
+	status := failedStatus(op, req, st)
 	if isStep {
 		resStatus := strings.ToUpper(verb) + "_FAILED" // CREATE_FAILED, UPDATE_FAILED, DELETE_FAILED
 		if verb != "create" && verb != "update" && verb != "delete" {
@@ -138,4 +126,20 @@ func (e *Engine) failLooping(ctx context.Context, op state.Operation, step strin
 		return fmt.Errorf("cannot record event: %w", err)
 	}
 	return e.finishOp(ctx, op.ID, state.Failed, reason)
+}
+
+// failedStatus is the failed status of op's stack, st, for an operation ended where it stood:
+// the failure of its kind, or of the rollback it was in.
+func failedStatus(op state.Operation, req opRequest, st state.Stack) string {
+	switch {
+	case strings.HasPrefix(st.Status, "UPDATE_ROLLBACK"):
+		return "UPDATE_ROLLBACK_FAILED"
+	case strings.HasPrefix(st.Status, "ROLLBACK"):
+		return "ROLLBACK_FAILED"
+	case op.Kind == kindDelete:
+		return "DELETE_FAILED"
+	case req.Creating:
+		return "CREATE_FAILED"
+	}
+	return "UPDATE_FAILED"
 }

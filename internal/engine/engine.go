@@ -92,7 +92,7 @@ func (e *Engine) Cancel(ctx context.Context, stack string) (api.Operation, error
 		return api.Operation{}, fmt.Errorf("cannot find stack %s: %w", stack, err)
 	}
 	if st.Operation == "" {
-		return api.Operation{}, fmt.Errorf("stack %s has no running operation: %w", stack, ErrNotFound)
+		return api.Operation{}, &NoOperationError{Stack: stack, Status: st.Status}
 	}
 	id := st.Operation
 	e.mu.Lock()
@@ -187,6 +187,9 @@ type Engine struct {
 	running map[string]chan struct{} // operation id -> closed when its run returns here
 	cancels map[string]context.CancelCauseFunc
 	pending map[string]bool // operations cancelled before their run here started
+	// abandons stop a run here for good, as a lost lease does: nothing more is written and
+	// nothing is rolled back (ForceUnlock).
+	abandons map[string]context.CancelFunc
 }
 
 // New returns an engine over o.Store and o.Providers.
@@ -226,7 +229,7 @@ func New(o Options) (*Engine, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Engine{o: o, store: o.Store, reg: o.Providers, runCtx: ctx, stop: stop,
 		notify: make(chan struct{}), running: map[string]chan struct{}{},
-		cancels: map[string]context.CancelCauseFunc{}, pending: map[string]bool{}}, nil
+		cancels: map[string]context.CancelCauseFunc{}, pending: map[string]bool{}, abandons: map[string]context.CancelFunc{}}, nil
 }
 
 func (e *Engine) now() time.Time { return e.o.Now().UTC() }

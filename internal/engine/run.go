@@ -92,7 +92,7 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 	// template that passes them only once resources are known fails a step, not the process.
 	ctx = budget.WithLimits(ctx, e.o.Limits)
 	e.mu.Lock()
-	e.cancels[op.ID] = cancelUser
+	e.cancels[op.ID], e.abandons[op.ID] = cancelUser, cancel
 	if e.pending[op.ID] {
 		cancelUser(errCancelled)
 	}
@@ -100,6 +100,7 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 	defer func() {
 		e.mu.Lock()
 		delete(e.cancels, op.ID)
+		delete(e.abandons, op.ID)
 		e.mu.Unlock()
 	}()
 	if resume := oneStepResume(op.Kind); resume != nil { // adopted in one transaction or not at all: nothing to run again
@@ -111,7 +112,9 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 	}
 
 	r := &run{e: e, op: op, base: base, journal: map[string][]state.JournalEntry{}}
-	err := r.load(ctx, ho)
+	// Loading is not stopped by a cancel (only by a shutdown): a resumed operation cancelled
+	// before its load must still load to roll back, rather than end half done.
+	err := r.load(budget.WithLimits(base, e.o.Limits), ho)
 	if ho != nil && r.ps != ho.ps {
 		ho.close()
 	}

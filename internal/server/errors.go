@@ -31,6 +31,7 @@ func statusOf(err error) (int, api.Error) {
 		valid *engine.ValidationError
 		busy  *state.BusyError
 		stale *plan.StaleError
+		none  *engine.NoOperationError
 		big   *http.MaxBytesError
 	)
 	switch {
@@ -49,6 +50,8 @@ func statusOf(err error) (int, api.Error) {
 	case errors.As(err, &valid):
 		return http.StatusBadRequest, api.Error{Code: api.CodeValidationFailed,
 			Message: "the template or its parameters are invalid", Diagnostics: engine.APIDiagnostics(valid.Diagnostics)}
+	case errors.As(err, &none):
+		return http.StatusConflict, api.Error{Code: api.CodeNoOperation, Message: none.Error()}
 	case errors.As(err, &busy):
 		return http.StatusConflict, api.Error{Code: api.CodeStackBusy, Message: busy.Error()}
 	case errors.As(err, &stale):

@@ -10,19 +10,20 @@ import (
 
 // fakeEngine implements Engine with function fields; a nil field answers errNotImplemented.
 type fakeEngine struct {
-	ValidateFn  func(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error)
-	PreviewFn   func(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error)
-	DeployFn    func(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error)
-	DeleteFn    func(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error)
-	CancelFn    func(ctx context.Context, stack string) (api.Operation, error)
-	ImportFn    func(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error)
-	RefreshFn   func(ctx context.Context, stack string, req api.RefreshRequest) (api.RefreshResponse, error)
-	StacksFn    func(ctx context.Context) ([]api.Stack, error)
-	StackFn     func(ctx context.Context, name string) (api.Stack, error)
-	OutputsFn   func(ctx context.Context, name string, showSecrets bool) ([]api.Output, error)
-	EventsFn    func(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
-	OperationFn func(ctx context.Context, id string) (api.Operation, error)
-	WaitFn      func(ctx context.Context, id string) (api.Operation, error)
+	ValidateFn    func(ctx context.Context, req api.ValidateRequest) (api.ValidateResponse, error)
+	PreviewFn     func(ctx context.Context, stack string, req api.DeployRequest) (api.PreviewResponse, error)
+	DeployFn      func(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error)
+	DeleteFn      func(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error)
+	CancelFn      func(ctx context.Context, stack string) (api.Operation, error)
+	ForceUnlockFn func(ctx context.Context, stack, by string) (api.Operation, error)
+	ImportFn      func(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error)
+	RefreshFn     func(ctx context.Context, stack string, req api.RefreshRequest) (api.RefreshResponse, error)
+	StacksFn      func(ctx context.Context) ([]api.Stack, error)
+	StackFn       func(ctx context.Context, name string) (api.Stack, error)
+	OutputsFn     func(ctx context.Context, name string, showSecrets bool) ([]api.Output, error)
+	EventsFn      func(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
+	OperationFn   func(ctx context.Context, id string) (api.Operation, error)
+	WaitFn        func(ctx context.Context, id string) (api.Operation, error)
 
 	mu     sync.Mutex
 	notify chan struct{}
@@ -65,6 +66,13 @@ func (f *fakeEngine) Cancel(ctx context.Context, stack string) (api.Operation, e
 		return api.Operation{}, errNotImplemented
 	}
 	return f.CancelFn(ctx, stack)
+}
+
+func (f *fakeEngine) ForceUnlock(ctx context.Context, stack, by string) (api.Operation, error) {
+	if f.ForceUnlockFn == nil {
+		return api.Operation{}, errNotImplemented
+	}
+	return f.ForceUnlockFn(ctx, stack, by)
 }
 
 func (f *fakeEngine) Import(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error) {

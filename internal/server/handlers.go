@@ -1,9 +1,13 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"strings"
+	"unicode"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // Handlers decode, call the engine, encode. Errors go through s.fail.
@@ -49,8 +53,23 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
-	op, err := s.eng.Cancel(r.Context(), r.PathValue("name"))
-	s.reply(w, r, http.StatusAccepted, op, err)
+	var req api.CancelRequest
+	if err := decode(w, r, &req, true); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !req.Force {
+		op, err := s.eng.Cancel(r.Context(), r.PathValue("name"))
+		s.reply(w, r, http.StatusAccepted, op, err)
+		return
+	}
+	by, err := forcedBy(r.Context(), req.By, len(s.tokens) > 1)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	op, err := s.eng.ForceUnlock(r.Context(), r.PathValue("name"), by)
+	s.reply(w, r, http.StatusOK, op, err)
 }
 
 func (s *Server) importResource(w http.ResponseWriter, r *http.Request) {
@@ -135,4 +154,19 @@ func nonNil[T any](list []T) []T {
 		return []T{}
 	}
 	return list
+}
+
+// forcedBy is who forced a cancel, as the stack's event names them: the client's By, checked
+// (it goes into events as it is), and the tenant when the server has several.
+func forcedBy(ctx context.Context, by string, tenants bool) (string, error) {
+	if len(by) > 200 || strings.ContainsFunc(by, unicode.IsControl) {
+		return "", &requestError{msg: "by must be at most 200 characters, without control characters"}
+	}
+	if by == "" {
+		by = "an API client"
+	}
+	if tenants {
+		by += " (tenant " + tenant.From(ctx) + ")"
+	}
+	return by, nil
 }

@@ -37,6 +37,9 @@ type Commands interface {
 	Deploy(ctx context.Context, stack string, req api.DeployRequest) (api.Operation, error)
 	Delete(ctx context.Context, stack string, req api.DeleteRequest) (api.Operation, error)
 	Cancel(ctx context.Context, stack string) (api.Operation, error)
+	// ForceUnlock ends the running operation of stack at once, without rollback; by names who
+	// forced it in the stack's event.
+	ForceUnlock(ctx context.Context, stack, by string) (api.Operation, error)
 	Import(ctx context.Context, stack string, req api.ImportRequest) (api.Resource, error)
 	Refresh(ctx context.Context, stack string, req api.RefreshRequest) (api.RefreshResponse, error)
 }

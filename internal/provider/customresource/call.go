@@ -2,8 +2,10 @@ package customresource
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/diag"
@@ -126,6 +128,8 @@ func (p *Provider) run(ctx context.Context, c call) (outcome, error) {
 func (p *Provider) wait(ctx context.Context, c call, e expectation, r Request, timeout time.Duration, notices <-chan notice) (outcome, error) {
 	deadline := time.NewTimer(r.Expires.Sub(p.now()))
 	defer deadline.Stop()
+	late := time.NewTimer(p.waitNotice)
+	defer late.Stop()
 	interval := p.poll
 	for {
 		got, err := p.store.GetRequest(ctx, r.ID)
@@ -157,6 +161,9 @@ func (p *Provider) wait(ctx context.Context, c call, e expectation, r Request, t
 			}
 			return outcome{diags: diag.Diagnostics{n.reject.diagnostic()}}, nil
 		case <-poll.C:
+		case <-late.C:
+			poll.Stop()
+			provider.ReportProgress(ctx, stillWaiting(c.kind, r, p.waitNotice, p.now()))
 		case <-deadline.C:
 			poll.Stop()
 			answer, err := p.markEnded(ctx, r.ID, fmt.Sprintf("no response arrived within %ds, its deadline", int(timeout.Seconds())))
@@ -189,4 +196,22 @@ func unsent(o outcome, c call) outcome {
 // failed is an outcome with one error diagnostic.
 func failed(summary, detail string) outcome {
 	return outcome{diags: diag.Diagnostics{{Severity: diag.Error, Summary: summary, Detail: detail}}}
+}
+
+// stillWaiting says what a call unanswered for waited waits for and where: the RequestId, the
+// request type, and the ResponseURL without its query (the signature is a secret: whoever has
+// it can answer), with the time left before the deadline.
+func stillWaiting(kind string, r Request, waited time.Duration, now time.Time) string {
+	where := "the ResponseURL"
+	var body struct{ ResponseURL string }
+	if err := json.Unmarshal(r.Body, &body); err == nil {
+		if u, err := url.Parse(body.ResponseURL); err == nil && u.Host != "" {
+			where = u.Scheme + "://" + u.Host + u.Path
+		}
+	}
+	left := r.Expires.Sub(now).Round(time.Second)
+	return fmt.Sprintf("no answer after %s: cairn is waiting for the response to the %s request (RequestId %s) at %s; "+
+		"the handler must PUT a SUCCESS or FAILED response there (with the signed query the request carries) within %s, "+
+		"before ServiceTimeout ends the wait; if it cannot reach or trust that address, nothing will arrive",
+		waited.Round(time.Second), kind, r.ID, where, left)
 }

@@ -37,6 +37,10 @@ type Config struct {
 	// Functions resolves function tokens (Lambda ARNs, Function Compute tokens, FunctionGraph
 	// URNs); nil: such tokens are refused.
 	Functions Invoker
+	// WaitNotice is how long a request may go unanswered before the call reports, once, what
+	// it waits for and where (a progress event on the resource); default one minute. A handler
+	// that cannot reach or trust the ResponseURL is then visible long before ServiceTimeout.
+	WaitNotice time.Duration
 	// Logger may be nil. Nothing logged holds a ResponseURL's query, a request body or a
 	// secret value.
 	Logger *slog.Logger
@@ -60,6 +64,7 @@ type Provider struct {
 	maxPoll    time.Duration
 	backoff    time.Duration // first delay between delivery retries (doubles)
 	sendWithin time.Duration // bound on an async delivery (POST until its answer)
+	waitNotice time.Duration // unanswered this long: say what is awaited and where
 
 	mu      sync.Mutex
 	waiters map[string]map[chan notice]struct{} // request id -> waiting calls
@@ -93,11 +98,15 @@ func New(cfg Config) *Provider {
 		maxPoll:    15 * time.Second,
 		backoff:    time.Second,
 		sendWithin: 30 * time.Second,
+		waitNotice: cfg.WaitNotice,
 		waiters:    map[string]map[chan notice]struct{}{},
 		closed:     make(chan struct{}),
 	}
 	if p.now == nil {
 		p.now = time.Now
+	}
+	if p.waitNotice <= 0 {
+		p.waitNotice = time.Minute
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
