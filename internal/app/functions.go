@@ -46,12 +46,24 @@ type fnStore struct{ s state.Functions }
 var _ function.Store = fnStore{}
 
 func (f fnStore) PutFunction(ctx context.Context, d function.Definition) error {
-	err := f.s.PutFunction(ctx, state.Function{Tenant: d.Tenant, Name: d.Name, Kind: string(d.Kind), URL: d.URL, Handler: d.Handler,
-		CodeDir: d.CodeDir, Timeout: d.Timeout, MemoryMB: d.MemoryMB, Concurrency: d.Concurrency, CreatedAt: d.CreatedAt})
+	err := f.s.PutFunction(ctx, stored(d))
 	if errors.Is(err, state.ErrFunctionExists) {
 		return fmt.Errorf("%w: %s", function.ErrExists, d.Name)
 	}
 	return err
+}
+
+func (f fnStore) ReplaceFunction(ctx context.Context, d function.Definition) error {
+	err := f.s.ReplaceFunction(ctx, stored(d))
+	if errors.Is(err, state.ErrNotFound) {
+		return fmt.Errorf("%w: %s", function.ErrNotFound, d.Name)
+	}
+	return err
+}
+
+func stored(d function.Definition) state.Function {
+	return state.Function{Tenant: d.Tenant, Name: d.Name, Kind: string(d.Kind), URL: d.URL, Handler: d.Handler,
+		CodeDir: d.CodeDir, Timeout: d.Timeout, MemoryMB: d.MemoryMB, Concurrency: d.Concurrency, Env: d.Env, CreatedAt: d.CreatedAt}
 }
 
 func (f fnStore) GetFunction(ctx context.Context, tenant, name string) (function.Definition, error) {
@@ -81,7 +93,7 @@ func (f fnStore) DeleteFunction(ctx context.Context, tenant, name string) error 
 
 func definition(f state.Function) function.Definition {
 	return function.Definition{Tenant: f.Tenant, Name: f.Name, Kind: function.Kind(f.Kind), URL: f.URL, Handler: f.Handler, CodeDir: f.CodeDir,
-		Timeout: f.Timeout, MemoryMB: f.MemoryMB, Concurrency: f.Concurrency, CreatedAt: f.CreatedAt}
+		Timeout: f.Timeout, MemoryMB: f.MemoryMB, Concurrency: f.Concurrency, Env: f.Env, CreatedAt: f.CreatedAt}
 }
 
 // crInvoker lets the custom-resource provider deliver requests to functions.
