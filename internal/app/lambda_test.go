@@ -178,3 +178,130 @@ func TestLambdaFunctionInTemplate(t *testing.T) {
 		})
 	}
 }
+
+// iamTemplate gives the function a role, as AWS templates do.
+const iamTemplate = `AWSTemplateFormatVersion: "2010-09-09"
+Resources:
+  Role:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument:
+        Statement: [{Effect: Allow, Principal: {Service: lambda.amazonaws.com}, Action: sts:AssumeRole}]
+  Fn:
+    Type: AWS::Lambda::Function
+    Properties:
+      Runtime: python3.12
+      Handler: index.handler
+      Role: !GetAtt Role.Arn
+      Code:
+        ZipFile: |
+          import cfnresponse
+          def handler(event, context):
+              cfnresponse.send(event, context, cfnresponse.SUCCESS, {"Role": event["ResourceProperties"]["Role"]}, "thing")
+  Thing:
+    Type: Custom::Thing
+    Properties:
+      ServiceToken: !GetAtt Fn.Arn
+      Role: !GetAtt Role.Arn
+Outputs:
+  Role: {Value: !GetAtt Thing.Role}
+`
+
+// TestIAMNoopNeedsTheFlag: without --accept-iam-noop a role is a validation error naming the
+// resource and the flag; with it, the role is recorded and its Arn is what the template reads.
+func TestIAMNoopNeedsTheFlag(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	a := start(t, Config{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	var refusal api.Error
+	call(t, a, "POST", "/v1/stacks/demo/deploy", api.DeployRequest{TemplateName: "stack.yaml", Template: iamTemplate},
+		http.StatusBadRequest, &refusal)
+	if b, _ := json.Marshal(refusal); refusal.Code != api.CodeValidationFailed || !strings.Contains(string(b), "Resources.Role") ||
+		!strings.Contains(string(b), "--accept-iam-noop") {
+		t.Errorf("deploy without the flag: %s; want validation_failed naming Resources.Role and --accept-iam-noop", b)
+	}
+
+	a = start(t, Config{Dir: t.TempDir(), Listen: "127.0.0.1:0", AcceptIAMNoop: true})
+	var op api.Operation
+	call(t, a, "POST", "/v1/stacks/demo/deploy", api.DeployRequest{TemplateName: "stack.yaml", Template: iamTemplate},
+		http.StatusAccepted, &op)
+	if op = waitFor(t, a, op.ID); op.Status != "succeeded" {
+		t.Fatalf("deploy with the flag ended %s: %s", op.Status, op.StatusReason)
+	}
+	var outs struct{ Outputs []api.Output }
+	call(t, a, "GET", "/v1/stacks/demo/outputs", nil, http.StatusOK, &outs)
+	if len(outs.Outputs) != 1 || !strings.HasPrefix(fmt.Sprint(outs.Outputs[0].Value), "arn:aws:iam::123456789012:role/demo-Role-") {
+		t.Errorf("outputs %+v, want the role's Arn", outs.Outputs)
+	}
+	call(t, a, "DELETE", "/v1/stacks/demo", nil, http.StatusAccepted, &op)
+	if op = waitFor(t, a, op.ID); op.Status != "succeeded" {
+		t.Fatalf("delete ended %s: %s", op.Status, op.StatusReason)
+	}
+}
+
+// rosTemplate is Function Compute's form: a service, a function with inline SourceCode, and
+// a ROS custom resource whose ServiceToken is the function's ARN.
+const rosTemplate = `ROSTemplateFormatVersion: "2015-09-01"
+Resources:
+  Service:
+    Type: ALIYUN::FC::Service
+    Properties: {ServiceName: tools}
+  Fn:
+    Type: ALIYUN::FC::Function
+    Properties:
+      ServiceName: !GetAtt Service.ServiceName
+      FunctionName: greeter
+      Runtime: nodejs20
+      Handler: index.handler
+      Timeout: 10
+      EnvironmentVariables: {PREFIX: hello}
+      Code:
+        SourceCode: |
+          const response = require('cfn-response');
+          exports.handler = (event, context) => {
+            response.send(event, context, response.SUCCESS, {Greeting: process.env.PREFIX + ' ' + event.ResourceProperties.Name}, 'g1');
+          };
+  Greeting:
+    Type: ALIYUN::ROS::CustomResource
+    Properties:
+      ServiceToken: !GetAtt Fn.ARN
+      Timeout: 60
+      Parameters: {Name: ros}
+Outputs:
+  Greeting: {Value: !GetAtt Greeting.Greeting}
+  Token: {Value: !GetAtt Fn.ARN}
+`
+
+// TestFunctionComputeTemplate deploys and deletes the Function Compute form with the real
+// Node runtime.
+func TestFunctionComputeTemplate(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH")
+	}
+	a := start(t, Config{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	var op api.Operation
+	call(t, a, "POST", "/v1/stacks/fc/deploy", api.DeployRequest{TemplateName: "stack.yaml", Template: rosTemplate}, http.StatusAccepted, &op)
+	if op = waitFor(t, a, op.ID); op.Status != "succeeded" {
+		t.Fatalf("deploy ended %s: %s", op.Status, op.StatusReason)
+	}
+	var outs struct{ Outputs []api.Output }
+	call(t, a, "GET", "/v1/stacks/fc/outputs", nil, http.StatusOK, &outs)
+	got := map[string]string{}
+	for _, o := range outs.Outputs {
+		got[o.Name] = fmt.Sprint(o.Value)
+	}
+	if diff := cmp.Diff(map[string]string{"Greeting": "hello ros",
+		"Token": "acs:fc:us-east-1:123456789012:services/tools/functions/greeter"}, got); diff != "" {
+		t.Errorf("outputs: -want +got:\n%s", diff)
+	}
+	call(t, a, "DELETE", "/v1/stacks/fc", nil, http.StatusAccepted, &op)
+	if op = waitFor(t, a, op.ID); op.Status != "succeeded" {
+		t.Fatalf("delete ended %s: %s", op.Status, op.StatusReason)
+	}
+	var list struct{ Functions []api.Function }
+	call(t, a, "GET", "/v1/functions", nil, http.StatusOK, &list)
+	if len(list.Functions) != 0 {
+		t.Errorf("functions after the delete: %+v", list.Functions)
+	}
+}
