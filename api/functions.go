@@ -11,28 +11,32 @@ const CodeFunctionExists = "function_exists"
 // Function is a function as the API shows it (GET /v1/functions/{name}). Where the server
 // keeps its copy of the code is not shown: that is the server's business.
 type Function struct {
-	Name           string    `json:"name"`
-	Kind           string    `json:"kind"` // url, provided or nodejs
-	URL            string    `json:"url,omitempty"`
-	Handler        string    `json:"handler,omitempty"`
-	TimeoutSeconds int       `json:"timeoutSeconds"`
-	MemoryMB       int       `json:"memoryMB"`
-	Concurrency    int       `json:"concurrency"`
-	ARN            string    `json:"arn"` // the Lambda ARN it answers to (any region, account and qualifier work)
-	CreatedAt      time.Time `json:"createdAt"`
+	Name           string `json:"name"`
+	Kind           string `json:"kind"` // url, provided, nodejs or python
+	URL            string `json:"url,omitempty"`
+	Handler        string `json:"handler,omitempty"`
+	TimeoutSeconds int    `json:"timeoutSeconds"`
+	MemoryMB       int    `json:"memoryMB"`
+	Concurrency    int    `json:"concurrency"`
+	ARN            string `json:"arn"` // the Lambda ARN it answers to (any region, account and qualifier work)
+	// EnvironmentKeys names the function's environment variables; their values are never shown.
+	EnvironmentKeys []string  `json:"environmentKeys,omitempty"`
+	CreatedAt       time.Time `json:"createdAt"`
 }
 
 // CreateFunctionRequest is the body of POST /v1/functions. Either URL, or Code with Runtime
-// (provided, or nodejs with Handler). Zero limits take the defaults.
+// (provided, or nodejs or python with Handler; nodejs20.x and python3.12 name those too). Zero
+// limits take the defaults. Environment's values are stored encrypted and never shown again.
 type CreateFunctionRequest struct {
-	Name           string `json:"name"`
-	URL            string `json:"url,omitempty"`
-	Runtime        string `json:"runtime,omitempty"`
-	Handler        string `json:"handler,omitempty"`
-	Code           []byte `json:"code,omitempty"` // a zip archive of the code directory (base64 in JSON)
-	TimeoutSeconds int    `json:"timeoutSeconds,omitempty"`
-	MemoryMB       int    `json:"memoryMB,omitempty"`
-	Concurrency    int    `json:"concurrency,omitempty"`
+	Name           string            `json:"name"`
+	URL            string            `json:"url,omitempty"`
+	Runtime        string            `json:"runtime,omitempty"`
+	Handler        string            `json:"handler,omitempty"`
+	Code           []byte            `json:"code,omitempty"` // a zip archive of the code directory (base64 in JSON)
+	TimeoutSeconds int               `json:"timeoutSeconds,omitempty"`
+	MemoryMB       int               `json:"memoryMB,omitempty"`
+	Concurrency    int               `json:"concurrency,omitempty"`
+	Environment    map[string]string `json:"environment,omitempty"`
 }
 
 // InvokeRequest is the body of POST /v1/functions/{name}/invoke. Async queues the invocation

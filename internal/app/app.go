@@ -30,6 +30,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/function"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/customresource"
+	"github.com/cairn-dev/cairn/internal/provider/lambda"
 	"github.com/cairn-dev/cairn/internal/registry"
 	"github.com/cairn-dev/cairn/internal/server"
 	"github.com/cairn-dev/cairn/internal/state"
@@ -88,6 +89,10 @@ type Config struct {
 	// Limits bound each request's template parse and evaluation, and each run's evaluations
 	// (`cairn server --max-depth` ...); zero fields take budget.Defaults.
 	Limits budget.Limits
+	// AcceptIAMNoop lets templates hold IAM and RAM roles and policies (lambda.IAMTypes),
+	// recorded without applying anything (`cairn server --accept-iam-noop`, env
+	// CAIRN_ACCEPT_IAM_NOOP). Without it such a resource fails validation, naming the flag.
+	AcceptIAMNoop bool
 	// InProcess says this cairn is the CLI's own, started in-process for one command: its only
 	// client is on this machine as this user, so a configuration's directory the client sends
 	// is where Terraform providers and provisioners run (engine.Options.ClientDirs). A server
@@ -181,6 +186,14 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.reg = provider.NewRegistry()
 	for _, pattern := range []string{"Custom::*", "AWS::CloudFormation::CustomResource", "ALIYUN::ROS::CustomResource"} {
 		a.reg.Register(pattern, cr)
+	}
+	fnTypes := lambda.New(stackFunctions{a.fns})
+	for _, typ := range lambda.Types {
+		a.reg.Register(typ, fnTypes)
+	}
+	iam := &lambda.IAM{Accept: cfg.AcceptIAMNoop}
+	for _, typ := range lambda.IAMTypes {
+		a.reg.Register(typ, iam)
 	}
 	// The registry checks function URNs against --region only when one is given.
 	reg := registry.New(registry.Options{Store: store, Region: cfg.Region})

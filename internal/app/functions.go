@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/egress"
 	"github.com/cairn-dev/cairn/internal/function"
 	"github.com/cairn-dev/cairn/internal/provider/customresource"
+	"github.com/cairn-dev/cairn/internal/provider/lambda"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
 	"github.com/cairn-dev/cairn/internal/tenant"
@@ -46,12 +47,24 @@ type fnStore struct{ s state.Functions }
 var _ function.Store = fnStore{}
 
 func (f fnStore) PutFunction(ctx context.Context, d function.Definition) error {
-	err := f.s.PutFunction(ctx, state.Function{Tenant: d.Tenant, Name: d.Name, Kind: string(d.Kind), URL: d.URL, Handler: d.Handler,
-		CodeDir: d.CodeDir, Timeout: d.Timeout, MemoryMB: d.MemoryMB, Concurrency: d.Concurrency, CreatedAt: d.CreatedAt})
+	err := f.s.PutFunction(ctx, stored(d))
 	if errors.Is(err, state.ErrFunctionExists) {
 		return fmt.Errorf("%w: %s", function.ErrExists, d.Name)
 	}
 	return err
+}
+
+func (f fnStore) ReplaceFunction(ctx context.Context, d function.Definition) error {
+	err := f.s.ReplaceFunction(ctx, stored(d))
+	if errors.Is(err, state.ErrNotFound) {
+		return fmt.Errorf("%w: %s", function.ErrNotFound, d.Name)
+	}
+	return err
+}
+
+func stored(d function.Definition) state.Function {
+	return state.Function{Tenant: d.Tenant, Name: d.Name, Kind: string(d.Kind), URL: d.URL, Handler: d.Handler,
+		CodeDir: d.CodeDir, Timeout: d.Timeout, MemoryMB: d.MemoryMB, Concurrency: d.Concurrency, Env: d.Env, CreatedAt: d.CreatedAt}
 }
 
 func (f fnStore) GetFunction(ctx context.Context, tenant, name string) (function.Definition, error) {
@@ -81,7 +94,43 @@ func (f fnStore) DeleteFunction(ctx context.Context, tenant, name string) error 
 
 func definition(f state.Function) function.Definition {
 	return function.Definition{Tenant: f.Tenant, Name: f.Name, Kind: function.Kind(f.Kind), URL: f.URL, Handler: f.Handler, CodeDir: f.CodeDir,
-		Timeout: f.Timeout, MemoryMB: f.MemoryMB, Concurrency: f.Concurrency, CreatedAt: f.CreatedAt}
+		Timeout: f.Timeout, MemoryMB: f.MemoryMB, Concurrency: f.Concurrency, Env: f.Env, CreatedAt: f.CreatedAt}
+}
+
+// stackFunctions lets the function resources of templates (internal/provider/lambda) keep
+// their functions in the manager.
+type stackFunctions struct{ m *function.Manager }
+
+var _ lambda.Functions = stackFunctions{}
+
+func (s stackFunctions) definition(f lambda.Function) function.Definition {
+	return function.Definition{Name: f.Name, Kind: function.KindOfRuntime(f.Runtime), Handler: f.Handler, Timeout: f.Timeout,
+		MemoryMB: f.MemoryMB, Env: f.Env}
+}
+
+func (s stackFunctions) CreateFunction(ctx context.Context, f lambda.Function) error {
+	_, err := s.m.Create(ctx, s.definition(f), f.Code)
+	return functionErr(err)
+}
+
+func (s stackFunctions) UpdateFunction(ctx context.Context, f lambda.Function) error {
+	_, err := s.m.Update(ctx, s.definition(f), f.Code)
+	return functionErr(err)
+}
+
+func (s stackFunctions) DeleteFunction(ctx context.Context, name string) error {
+	return functionErr(s.m.Delete(ctx, name))
+}
+
+// functionErr says in lambda's terms what the manager's sentinel errors mean.
+func functionErr(err error) error {
+	switch {
+	case errors.Is(err, function.ErrExists):
+		return fmt.Errorf("%w: %v", lambda.ErrExists, err)
+	case errors.Is(err, function.ErrNotFound):
+		return fmt.Errorf("%w: %v", lambda.ErrNotFound, err)
+	}
+	return err
 }
 
 // crInvoker lets the custom-resource provider deliver requests to functions.

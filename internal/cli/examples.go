@@ -55,7 +55,8 @@ cairn server --listen :8080 --public-url http://cairn.internal:8080 --tls-listen
 cairn function invoke greeter --payload '{"name":"bob"}'`,
 	"function create": `cairn function create greeter --url https://hooks.example.com/greeter
 cairn function create greeter --code ./build --runtime provided --timeout 1m
-cairn function create greeter --code ./src --runtime nodejs --handler index.handler --memory 256`,
+cairn function create greeter --code ./src --runtime nodejs --handler index.handler --memory 256
+cairn function create greeter --code ./src --runtime python3.12 --handler index.handler --env GREETING=hello`,
 	"function list":     `cairn function list`,
 	"function describe": `cairn function describe greeter -o json`,
 	"function delete":   `cairn function delete greeter`,

@@ -39,29 +39,41 @@ func (r *runner) functionCreateCommand() *cobra.Command {
 		url, code, runtime, handler string
 		timeout                     time.Duration
 		memory, concurrency         int
+		env                         []string
 	)
 	cmd := &cobra.Command{
-		Use:   "create NAME (--url URL | --code DIR --runtime provided | --code DIR --runtime nodejs --handler index.handler)",
+		Use:   "create NAME (--url URL | --code DIR --runtime provided | --code DIR --runtime nodejs|python3.12 --handler index.handler)",
 		Short: "Create a function; its code directory is copied into cairn's data directory",
 	}
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", "an HTTP endpoint that is POSTed each event")
 	f.StringVar(&code, "code", "", "the code directory (copied at create)")
-	f.StringVar(&runtime, "runtime", "", "provided (an executable bootstrap speaking the Lambda Runtime API), nodejs, or terraform-provider (a provider binary served as a private provider's function)")
-	f.StringVar(&handler, "handler", "", "nodejs: MODULE.FUNCTION, such as index.handler")
+	f.StringVar(&runtime, "runtime", "", "provided (an executable bootstrap speaking the Lambda Runtime API), nodejs (or nodejs20.x ...), python (or python3.12 ...), or terraform-provider (a provider binary served as a private provider's function)")
+	f.StringVar(&handler, "handler", "", "nodejs, python: MODULE.FUNCTION, such as index.handler")
+	f.StringArrayVar(&env, "env", nil, "an environment variable of the function's processes, NAME=VALUE (repeatable); values are stored encrypted and never shown")
 	f.DurationVar(&timeout, "timeout", 0, "per-invocation timeout (default 30s, at most 15m)")
 	f.IntVar(&memory, "memory", 0, "memory in MB (default 128); see docs/functions.md for what is enforced")
 	f.IntVar(&concurrency, "concurrency", 0, "warm processes (url: requests in flight) at most (default 4)")
 	cmd.RunE = r.named(func(cmd *cobra.Command, name string) error {
 		req := api.CreateFunctionRequest{Name: name, URL: url, Runtime: runtime, Handler: handler,
 			TimeoutSeconds: int(timeout.Round(time.Second) / time.Second), MemoryMB: memory, Concurrency: concurrency}
+		for _, kv := range env {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return usagef("--env takes NAME=VALUE, not %q", k)
+			}
+			if req.Environment == nil {
+				req.Environment = map[string]string{}
+			}
+			req.Environment[k] = v
+		}
 		switch {
 		case url != "" && (code != "" || runtime != ""):
 			return usagef("give either --url or --code with --runtime, not both")
 		case url == "" && code == "":
-			return usagef("give --url URL, or --code DIR with --runtime provided or nodejs")
+			return usagef("give --url URL, or --code DIR with --runtime provided, nodejs or python")
 		case code != "" && runtime == "":
-			return usagef("--code needs --runtime provided or --runtime nodejs")
+			return usagef("--code needs --runtime provided, nodejs or python")
 		case timeout > 0 && timeout < time.Second:
 			return usagef("--timeout must be at least 1s")
 		}
@@ -146,6 +158,9 @@ func (r *runner) showFunction(f api.Function) error {
 	}
 	if f.Handler != "" {
 		fmt.Fprintf(w, "Handler:      %s\n", f.Handler)
+	}
+	if len(f.EnvironmentKeys) > 0 {
+		fmt.Fprintf(w, "Environment:  %s (values not shown)\n", strings.Join(f.EnvironmentKeys, ", "))
 	}
 	fmt.Fprintf(w, "Timeout:      %ds\nMemory:       %d MB\nConcurrency:  %d\nCreated:      %s\n", f.TimeoutSeconds, f.MemoryMB,
 		f.Concurrency, f.CreatedAt.In(timeZone).Format(time.RFC3339))

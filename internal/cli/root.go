@@ -141,6 +141,15 @@ func configFlags(cfg *app.Config) map[string]*string {
 	}
 }
 
+// envTrue reads a boolean environment variable: 1, true, yes or on (any case) is true.
+func envTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
 // envName is the environment variable of a server flag: "public-url" -> CAIRN_PUBLIC_URL.
 func envName(flag string) string {
 	return "CAIRN_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
@@ -159,6 +168,7 @@ func (r *runner) inProcessConfig() (app.Config, error) {
 	cfg.Dir = r.dir
 	cfg.PluginDirs = r.pluginDirs
 	cfg.SecretsKey = r.env.Getenv("CAIRN_SECRETS_KEY")
+	cfg.AcceptIAMNoop = envTrue(r.env.Getenv(envName("accept-iam-noop")))
 	cfg.Listen = "127.0.0.1:0"
 	// The same loopback port for every command on this directory: a handler's answer to a
 	// request of a run that was killed reaches the next one (app.Config.RememberListen).

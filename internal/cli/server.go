@@ -40,6 +40,7 @@ func (r *runner) serverCommand() *cobra.Command {
 	f.BoolVar(&cfg.AllowTenantCode, "allow-tenant-code", false, "with --tenants, let every tenant run code on this server (functions with runtimes provided, nodejs, terraform-provider; local-exec provisioners); default: only tenant \"default\"")
 	f.StringSliceVar(&cfg.ServiceTokenAllow, "service-token-allow", nil, "hosts and CIDRs that ServiceTokens and url functions may reach, comma-separated and repeatable, such as 10.0.0.0/8,handlers.internal (env CAIRN_SERVICE_TOKEN_ALLOW); default every host, but with --tenants no loopback, link-local or cloud-metadata address")
 	f.StringVar(&cfg.SecretsKeyFile, "secrets-key-file", "", "file of the keys that encrypt secrets in the state (env CAIRN_SECRETS_KEY_FILE; default DIR.secrets.key beside DIR, created 0600); or give the key itself in env CAIRN_SECRETS_KEY, base64 of 32 bytes")
+	f.BoolVar(&cfg.AcceptIAMNoop, "accept-iam-noop", false, "accept AWS::IAM::Role/Policy/ManagedPolicy and ALIYUN::RAM::Role in templates as recorded no-ops: nothing is applied, functions run as cairn's user (env CAIRN_ACCEPT_IAM_NOOP=true; in-process commands read the variable)")
 	f.StringVar(&cfg.Region, "region", "", "region pseudo parameter (env CAIRN_REGION)")
 	f.StringVar(&cfg.AccountID, "account-id", "", "account id pseudo parameter (env CAIRN_ACCOUNT_ID)")
 	f.DurationVar(&cfg.ResponseNotice, "response-notice", time.Minute, "after this long without an answer to a custom-resource request, an event on the resource says what cairn waits for and where (env CAIRN_RESPONSE_NOTICE)")
@@ -70,6 +71,9 @@ func (r *runner) serverCommand() *cobra.Command {
 		}
 		if v := r.env.Getenv(envName("service-token-allow")); v != "" && !cmd.Flags().Changed("service-token-allow") {
 			cfg.ServiceTokenAllow = []string{v} // comma-separated, as the flag
+		}
+		if !cmd.Flags().Changed("accept-iam-noop") {
+			cfg.AcceptIAMNoop = envTrue(r.env.Getenv(envName("accept-iam-noop")))
 		}
 		if v := r.env.Getenv("CAIRN_TENANTS"); v != "" && !cmd.Flags().Changed("tenants") {
 			tenants = v

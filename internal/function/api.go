@@ -12,12 +12,13 @@ type Service struct{ M *Manager }
 
 // CreateFunction creates a function from an API request.
 func (s Service) CreateFunction(ctx context.Context, req api.CreateFunctionRequest) (api.Function, error) {
-	kind := Kind(req.Runtime)
+	kind := KindOfRuntime(req.Runtime)
 	if req.URL != "" && req.Runtime == "" {
 		kind = KindURL
 	}
 	d, err := s.M.Create(ctx, Definition{Name: req.Name, Kind: kind, URL: req.URL, Handler: req.Handler,
-		Timeout: time.Duration(req.TimeoutSeconds) * time.Second, MemoryMB: req.MemoryMB, Concurrency: req.Concurrency}, req.Code)
+		Timeout: time.Duration(req.TimeoutSeconds) * time.Second, MemoryMB: req.MemoryMB, Concurrency: req.Concurrency,
+		Env: req.Environment}, req.Code)
 	if err != nil {
 		return api.Function{}, err
 	}
@@ -85,7 +86,7 @@ func (s Service) FunctionLogs(ctx context.Context, name, requestID string, limit
 func (s Service) wire(d Definition) api.Function {
 	return api.Function{Name: d.Name, Kind: string(d.Kind), URL: urlOrEmpty(d.URL), Handler: d.Handler,
 		TimeoutSeconds: int(d.Timeout / time.Second), MemoryMB: d.MemoryMB, Concurrency: d.Concurrency,
-		ARN: d.ARN(s.M.cfg.Region, s.M.cfg.AccountID), CreatedAt: d.CreatedAt}
+		ARN: d.ARN(s.M.cfg.Region, s.M.cfg.AccountID), EnvironmentKeys: sortedKeys(d.Env), CreatedAt: d.CreatedAt}
 }
 
 // urlOrEmpty shows a url function's URL without credentials and query.

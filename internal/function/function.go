@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"strings"
@@ -20,6 +21,7 @@ const (
 	KindURL      Kind = "url"      // an HTTP endpoint POSTed the event
 	KindProvided Kind = "provided" // an executable bootstrap speaking the Lambda Runtime API
 	KindNodejs   Kind = "nodejs"   // a Node module run by cairn's bootstrap
+	KindPython   Kind = "python"   // a Python module run by cairn's bootstrap
 	// KindTerraformProvider is a Terraform provider binary that cairn serves itself as an RFS
 	// HTTP function (as `cairn provider serve` does), for private provider versions. It is
 	// called through the private-provider envelope, never invoked with an event.
@@ -45,12 +47,16 @@ type Definition struct {
 	Name        string
 	Kind        Kind
 	URL         string        // KindURL
-	Handler     string        // KindNodejs: module.function; KindProvided: passed as _HANDLER
+	Handler     string        // nodejs, python: module.function; provided: passed as _HANDLER
 	CodeDir     string        // provided and nodejs: the copy in cairn's data directory
 	Timeout     time.Duration // per invocation
 	MemoryMB    int           // see docs/functions.md for what is enforced
 	Concurrency int           // warm processes at most (url: requests in flight at most)
-	CreatedAt   time.Time
+	// Env is the function's own environment variables (Lambda's Environment.Variables). Their
+	// values may be secrets: the store keeps them sealed, and nothing shows them but the
+	// function's processes.
+	Env       map[string]string
+	CreatedAt time.Time
 }
 
 // Errors.
@@ -77,6 +83,13 @@ func (d Definition) key() string {
 		return d.Name
 	}
 	return d.Tenant + "~" + d.Name
+}
+
+// same reports whether d and o are the same definition: a pool made for one serves the other.
+func (d Definition) same(o Definition) bool {
+	return d.Tenant == o.Tenant && d.Name == o.Name && d.Kind == o.Kind && d.URL == o.URL && d.Handler == o.Handler &&
+		d.CodeDir == o.CodeDir && d.Timeout == o.Timeout && d.MemoryMB == o.MemoryMB && d.Concurrency == o.Concurrency &&
+		d.CreatedAt.Equal(o.CreatedAt) && maps.Equal(d.Env, o.Env)
 }
 
 // validName is Lambda's function-name rule: letters, digits, hyphens and underscores.
@@ -114,15 +127,21 @@ func (d Definition) withDefaults() (Definition, error) {
 			return d, invalidf("a url function takes no handler")
 		}
 	case KindProvided, KindTerraformProvider:
-	case KindNodejs:
+	case KindNodejs, KindPython:
 		if i := strings.LastIndex(d.Handler, "/"); !strings.Contains(d.Handler[i+1:], ".") ||
 			strings.HasPrefix(d.Handler[i+1:], ".") || strings.HasSuffix(d.Handler, ".") {
-			return d, invalidf("handler %q is invalid: a nodejs function needs MODULE.FUNCTION, such as index.handler", d.Handler)
+			return d, invalidf("handler %q is invalid: a %s function needs MODULE.FUNCTION, such as index.handler", d.Handler, d.Kind)
 		}
 	case "":
-		return d, invalidf("a function needs a URL (kind url) or code with a runtime (provided or nodejs)")
+		return d, invalidf("a function needs a URL (kind url) or code with a runtime (provided, nodejs or python)")
 	default:
-		return d, invalidf("runtime %q is not supported: use provided, nodejs or terraform-provider", d.Kind)
+		return d, invalidf("runtime %q is not supported: use provided, nodejs, python or terraform-provider", d.Kind)
+	}
+	if err := checkEnv(d.Env); err != nil {
+		return d, err
+	}
+	if d.Kind == KindURL && len(d.Env) > 0 {
+		return d, invalidf("a url function runs no process: it takes no environment variables")
 	}
 	if d.Kind != KindURL && d.URL != "" {
 		return d, invalidf("a %s function takes code, not a URL", d.Kind)

@@ -88,6 +88,16 @@ func (s *memStore) PutFunction(_ context.Context, d Definition) error {
 	return nil
 }
 
+func (s *memStore) ReplaceFunction(_ context.Context, d Definition) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[d.key()]; !ok {
+		return fmt.Errorf("function %s: %w", d.Name, ErrNotFound)
+	}
+	s.m[d.key()] = d
+	return nil
+}
+
 func (s *memStore) GetFunction(_ context.Context, tenant, name string) (Definition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

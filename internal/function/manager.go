@@ -27,6 +27,9 @@ type Store interface {
 	// GetFunction returns tenant's function called name, or an error wrapping ErrNotFound.
 	GetFunction(ctx context.Context, tenant, name string) (Definition, error)
 	ListFunctions(ctx context.Context, tenant string) ([]Definition, error)
+	// ReplaceFunction replaces d.Tenant's function d.Name (keeping its CreatedAt), or returns
+	// an error wrapping ErrNotFound.
+	ReplaceFunction(ctx context.Context, d Definition) error
 	// DeleteFunction removes tenant's function name, or returns an error wrapping ErrNotFound.
 	DeleteFunction(ctx context.Context, tenant, name string) error
 }
@@ -52,6 +55,8 @@ type Config struct {
 	Policy *egress.Policy
 	// Node is the node executable of the nodejs runtime; default "node" on PATH.
 	Node string
+	// Python is the interpreter of the python runtime; default "python3" on PATH.
+	Python string
 	// RunCode says whether a tenant may create functions that run code on this machine (every
 	// kind but url): such code runs as cairn's user, sees its files and its network. Nil: all.
 	RunCode func(tenant string) bool
@@ -74,7 +79,7 @@ type Manager struct {
 	pools   map[string]*pool
 	queued  int
 	closed  bool
-	nodeRun string // the bootstrap file, written at first use
+	written map[string]bool // runtime bootstrap files written by this manager
 }
 
 // New returns a Manager for cfg.
@@ -101,7 +106,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{cfg: cfg, store: cfg.Store, logs: &logbook{dir: filepath.Join(cfg.Dir, "logs"), now: time.Now},
-		ctx: ctx, cancel: cancel, pools: map[string]*pool{}}, nil
+		ctx: ctx, cancel: cancel, pools: map[string]*pool{}, written: map[string]bool{}}, nil
 }
 
 // Every method acts for the tenant ctx carries (internal/tenant): functions of other tenants
@@ -110,6 +115,24 @@ func New(cfg Config) (*Manager, error) {
 // Create checks d, copies its code (a zip archive, see ZipDir) into the data directory, and
 // stores it. A url function takes no code.
 func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Definition, error) {
+	d, err := m.prepareDefinition(ctx, d, code)
+	if err != nil {
+		return Definition{}, err
+	}
+	d.CreatedAt = time.Now().UTC().Truncate(time.Millisecond)
+	if err := m.store.PutFunction(ctx, d); err != nil {
+		if d.CodeDir != "" {
+			_ = os.RemoveAll(d.CodeDir)
+		}
+		return Definition{}, err
+	}
+	m.logs.remove(d.key()) // an earlier function of that name
+	return d, nil
+}
+
+// prepareDefinition checks d for the caller's tenant and unpacks its code into a directory of
+// its own.
+func (m *Manager) prepareDefinition(ctx context.Context, d Definition, code []byte) (Definition, error) {
 	d, err := d.withDefaults()
 	if err != nil {
 		return Definition{}, err
@@ -141,15 +164,48 @@ func (m *Manager) Create(ctx context.Context, d Definition, code []byte) (Defini
 			return Definition{}, err
 		}
 	}
-	d.CreatedAt = time.Now().UTC().Truncate(time.Millisecond)
-	if err := m.store.PutFunction(ctx, d); err != nil {
+	return d, nil
+}
+
+// Update replaces the function d.Name with d and its code (as Create takes them): the next
+// invocation runs the new definition. Processes of the old one are stopped, invocations in
+// progress included.
+func (m *Manager) Update(ctx context.Context, d Definition, code []byte) (Definition, error) {
+	old, err := m.Get(ctx, d.Name)
+	if err != nil {
+		return Definition{}, err
+	}
+	d, err = m.prepareDefinition(ctx, d, code)
+	if err != nil {
+		return Definition{}, err
+	}
+	d.CreatedAt = old.CreatedAt
+	if err := m.store.ReplaceFunction(ctx, d); err != nil {
 		if d.CodeDir != "" {
 			_ = os.RemoveAll(d.CodeDir)
 		}
 		return Definition{}, err
 	}
-	m.logs.remove(d.key()) // an earlier function of that name
+	m.retire(old)
 	return d, nil
+}
+
+// retire stops the processes of a definition that is gone and removes its code.
+func (m *Manager) retire(d Definition) {
+	m.mu.Lock()
+	p := m.pools[d.key()]
+	if p != nil && p.def.same(d) {
+		delete(m.pools, d.key())
+	} else {
+		p = nil // already replaced by a pool of the new definition, which pool() closed this one for
+	}
+	m.mu.Unlock()
+	if p != nil {
+		p.close()
+	}
+	if d.CodeDir != "" && strings.HasPrefix(d.CodeDir, filepath.Join(m.cfg.Dir, "code")+string(filepath.Separator)) {
+		_ = os.RemoveAll(d.CodeDir)
+	}
 }
 
 // Get returns the function called name.
@@ -301,7 +357,7 @@ func (m *Manager) pool(d Definition) (*pool, error) {
 		return nil, ErrClosed
 	}
 	p := m.pools[d.key()]
-	if p != nil && p.def == d {
+	if p != nil && p.def.same(d) {
 		return p, nil
 	}
 	if p != nil {

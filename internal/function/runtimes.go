@@ -20,6 +20,11 @@ import (
 //go:embed bootstrap.js
 var bootstrapJS []byte
 
+// bootstrapPy is cairn's Python runtime, the same for Python 3.8 and later.
+//
+//go:embed bootstrap.py
+var bootstrapPy []byte
+
 // command is the program and arguments that run d.
 func (m *Manager) command(d Definition) (string, []string, error) {
 	switch d.Kind {
@@ -35,12 +40,23 @@ func (m *Manager) command(d Definition) (string, []string, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		js, err := m.nodeBootstrap()
+		js, err := m.runtimeFile("nodejs-bootstrap", ".js", bootstrapJS)
 		if err != nil {
 			return "", nil, err
 		}
 		// V8's old generation is most of a handler's heap; node's own overhead comes on top.
 		return node, []string{"--max-old-space-size=" + strconv.Itoa(d.MemoryMB), js}, nil
+	case KindPython:
+		python, err := m.python()
+		if err != nil {
+			return "", nil, err
+		}
+		py, err := m.runtimeFile("python-bootstrap", ".py", bootstrapPy)
+		if err != nil {
+			return "", nil, err
+		}
+		// -u: every line of output reaches the logs as it is printed, as on Lambda.
+		return python, []string{"-u", py}, nil
 	}
 	if d.Kind == KindTerraformProvider {
 		return "", nil, errors.New("a terraform-provider function serves a private provider's calls; it is not invoked with an event")
@@ -79,25 +95,38 @@ func (m *Manager) node() (string, error) {
 	return p, nil
 }
 
-// nodeBootstrap writes bootstrap.js into Dir/runtime once per content and returns its path.
-func (m *Manager) nodeBootstrap() (string, error) {
+func (m *Manager) python() (string, error) {
+	name := m.cfg.Python
+	if name == "" {
+		name = "python3"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("the python runtime needs python3 (3.8 or later) on PATH: %w", err)
+	}
+	return p, nil
+}
+
+// runtimeFile writes a runtime's bootstrap into Dir/runtime once per content (the name holds
+// a digest of it) and returns its path.
+func (m *Manager) runtimeFile(name, ext string, content []byte) (string, error) {
+	sum := sha256.Sum256(content)
+	p := filepath.Join(m.cfg.Dir, "runtime", name+"-"+hex.EncodeToString(sum[:6])+ext)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.nodeRun != "" {
-		return m.nodeRun, nil
+	if m.written[p] {
+		return p, nil
 	}
-	sum := sha256.Sum256(bootstrapJS)
-	p := filepath.Join(m.cfg.Dir, "runtime", "nodejs-bootstrap-"+hex.EncodeToString(sum[:6])+".js")
 	if _, err := os.Stat(p); err != nil {
 		tmp := p + ".tmp" + newRequestID()[:8]
-		if err := os.WriteFile(tmp, bootstrapJS, 0o600); err != nil {
-			return "", fmt.Errorf("cannot write the nodejs bootstrap: %w", err)
+		if err := os.WriteFile(tmp, content, 0o600); err != nil {
+			return "", fmt.Errorf("cannot write the %s: %w", name, err)
 		}
 		if err := os.Rename(tmp, p); err != nil {
-			return "", fmt.Errorf("cannot write the nodejs bootstrap: %w", err)
+			return "", fmt.Errorf("cannot write the %s: %w", name, err)
 		}
 	}
-	m.nodeRun = p
+	m.written[p] = true
 	return p, nil
 }
 
@@ -125,6 +154,15 @@ func checkEntrypoint(d Definition) error {
 			}
 		}
 		return invalidf("handler %q needs the module %s.js (or .mjs, .cjs) in the code directory", d.Handler, mod)
+	case KindPython:
+		mod := d.Handler[:strings.LastIndex(d.Handler, ".")] // withDefaults checked there is one
+		file := filepath.FromSlash(strings.ReplaceAll(mod, ".", "/"))
+		for _, p := range []string{file + ".py", filepath.Join(file, "__init__.py")} {
+			if st, err := os.Stat(filepath.Join(d.CodeDir, p)); err == nil && st.Mode().IsRegular() {
+				return nil
+			}
+		}
+		return invalidf("handler %q needs the module %s.py in the code directory", d.Handler, file)
 	}
 	return nil
 }
@@ -143,8 +181,11 @@ func (m *Manager) environ(d Definition, runtimeAPI, stream string) []string {
 		pathEnv = "/usr/local/bin:/usr/bin:/bin"
 	}
 	execEnv := "AWS_Lambda_provided.al2023"
-	if d.Kind == KindNodejs {
+	switch d.Kind {
+	case KindNodejs:
 		execEnv = "AWS_Lambda_nodejs20.x"
+	case KindPython:
+		execEnv = "AWS_Lambda_python3"
 	}
 	env := []string{
 		"PATH=" + pathEnv,
@@ -164,6 +205,13 @@ func (m *Manager) environ(d Definition, runtimeAPI, stream string) []string {
 		"LAMBDA_RUNTIME_DIR=" + filepath.Join(m.cfg.Dir, "runtime"),
 		"TZ=:UTC",
 		"LANG=en_US.UTF-8",
+	}
+	if d.Kind == KindPython {
+		env = append(env, "PYTHONDONTWRITEBYTECODE=1") // the code directory stays as it was unpacked
+	}
+	// The function's own variables cannot name the ones above (checkEnv refuses them).
+	for _, k := range sortedKeys(d.Env) {
+		env = append(env, k+"="+d.Env[k])
 	}
 	return append(env, m.cfg.Env...)
 }

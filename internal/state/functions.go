@@ -18,6 +18,7 @@ type Function struct {
 	Timeout     time.Duration
 	MemoryMB    int
 	Concurrency int
+	Env         map[string]string // sealed at rest: values may be secrets
 	CreatedAt   time.Time
 }
 
@@ -34,6 +35,9 @@ type Functions interface {
 	GetFunction(ctx context.Context, tenant, name string) (Function, error)
 	// ListFunctions returns tenant's functions, by name.
 	ListFunctions(ctx context.Context, tenant string) ([]Function, error)
+	// ReplaceFunction replaces the definition of f.Tenant's function f.Name (keeping its
+	// creation time), or returns an error wrapping ErrNotFound.
+	ReplaceFunction(ctx context.Context, f Function) error
 	// DeleteFunction removes tenant's function called name, or returns an error wrapping
 	// ErrNotFound.
 	DeleteFunction(ctx context.Context, tenant, name string) error

@@ -19,6 +19,11 @@ var errClosed = errors.New("custom resource provider is closed")
 // Diagnostics (the handler's Reason) and, when the handler named one, the ID to delete.
 func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
 	o, err := p.run(ctx, call{kind: reqCreate, res: req.Resource, token: req.Token, props: req.Props, timeout: req.Timeout})
+	if err != nil && ctx.Err() != nil {
+		// The request stays open: the Delete that removes this resource waits for its answer
+		// (late.go), which the engine passes back as Private.
+		return provider.CreateResponse{Private: pendingPrivate(req.Token)}, err
+	}
 	if err != nil {
 		return provider.CreateResponse{}, err
 	}
@@ -43,8 +48,18 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (prov
 	return provider.UpdateResponse{ID: o.id, Outputs: o.outputs, Diagnostics: o.diags}, nil
 }
 
-// Delete sends a Delete request with the current properties and waits for its response.
+// Delete sends a Delete request with the current properties and waits for its response. The
+// Delete of a resource whose Create ended unanswered waits for that answer first (late.go).
 func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (provider.DeleteResponse, error) {
+	if create, ok := pendingOf(req.Private); ok {
+		id, err := p.createAnswerID(ctx, req.Resource, create)
+		if err != nil {
+			return provider.DeleteResponse{}, err
+		}
+		if id != "" {
+			req.ID = id
+		}
+	}
 	o, err := p.run(ctx, call{kind: reqDelete, res: req.Resource, token: req.Token, physical: req.ID,
 		props: req.Props, timeout: req.Timeout})
 	if err != nil {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -11,15 +12,20 @@ import (
 
 var _ state.Functions = (*Store)(nil)
 
-const functionCols = `name, kind, url, handler, code_dir, timeout_ms, memory_mb, concurrency, created_at, tenant`
+const functionCols = `name, kind, url, handler, code_dir, timeout_ms, memory_mb, concurrency, created_at, tenant, env`
 
 // functionKey is the name column of a function: unique across tenants (as state.StackKey).
 func functionKey(tenant, name string) string { return state.StackKey(tenant, name) }
 
 // PutFunction inserts f unless its tenant has a function of that name.
 func (s *Store) PutFunction(ctx context.Context, f state.Function) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO functions (`+functionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		functionKey(f.Tenant, f.Name), f.Kind, f.URL, f.Handler, f.CodeDir, f.Timeout.Milliseconds(), f.MemoryMB, f.Concurrency, ms(f.CreatedAt), tenantOf(f.Tenant))
+	key := functionKey(f.Tenant, f.Name)
+	env, err := s.sealEnv(f.Env, key)
+	if err != nil {
+		return err
+	}
+	_, err = s.w.ExecContext(ctx, `INSERT INTO functions (`+functionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		key, f.Kind, f.URL, f.Handler, f.CodeDir, f.Timeout.Milliseconds(), f.MemoryMB, f.Concurrency, ms(f.CreatedAt), tenantOf(f.Tenant), env)
 	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
 		return fmt.Errorf("function %s: %w", f.Name, state.ErrFunctionExists)
 	}
@@ -29,9 +35,41 @@ func (s *Store) PutFunction(ctx context.Context, f state.Function) error {
 	return nil
 }
 
+// ReplaceFunction replaces the stored definition of f's tenant and name (its code, handler,
+// limits and environment), keeping its creation time.
+func (s *Store) ReplaceFunction(ctx context.Context, f state.Function) error {
+	key := functionKey(f.Tenant, f.Name)
+	env, err := s.sealEnv(f.Env, key)
+	if err != nil {
+		return err
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE functions SET kind = ?, url = ?, handler = ?, code_dir = ?, timeout_ms = ?,
+		memory_mb = ?, concurrency = ?, env = ? WHERE name = ?`,
+		f.Kind, f.URL, f.Handler, f.CodeDir, f.Timeout.Milliseconds(), f.MemoryMB, f.Concurrency, env, key)
+	if err != nil {
+		return fmt.Errorf("cannot store function %s: %w", f.Name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("function %s: %w", f.Name, state.ErrNotFound)
+	}
+	return nil
+}
+
+// sealEnv is the env column of a function: its variables as a sealed JSON object, nil for none.
+func (s *Store) sealEnv(env map[string]string, key string) ([]byte, error) {
+	if len(env) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode the environment of function %s: %w", key, err)
+	}
+	return s.seal(b, "functions", "env", key), nil
+}
+
 // GetFunction returns tenant's function called name.
 func (s *Store) GetFunction(ctx context.Context, tenant, name string) (state.Function, error) {
-	f, err := scanFunction(s.r.QueryRowContext(ctx, `SELECT `+functionCols+` FROM functions WHERE name = ?`, functionKey(tenant, name)))
+	f, err := s.scanFunction(s.r.QueryRowContext(ctx, `SELECT `+functionCols+` FROM functions WHERE name = ?`, functionKey(tenant, name)))
 	if err != nil {
 		return state.Function{}, fmt.Errorf("function %s: %w", name, noRow(err))
 	}
@@ -40,7 +78,7 @@ func (s *Store) GetFunction(ctx context.Context, tenant, name string) (state.Fun
 
 // ListFunctions returns tenant's functions, by name.
 func (s *Store) ListFunctions(ctx context.Context, tenant string) ([]state.Function, error) {
-	fs, err := list(ctx, s.r, scanFunction, `SELECT `+functionCols+` FROM functions WHERE tenant = ? ORDER BY name`, tenantOf(tenant))
+	fs, err := list(ctx, s.r, s.scanFunction, `SELECT `+functionCols+` FROM functions WHERE tenant = ? ORDER BY name`, tenantOf(tenant))
 	if err != nil {
 		return nil, fmt.Errorf("cannot list functions: %w", err)
 	}
@@ -59,13 +97,25 @@ func (s *Store) DeleteFunction(ctx context.Context, tenant, name string) error {
 	return nil
 }
 
-func scanFunction(r scanner) (state.Function, error) {
+func (s *Store) scanFunction(r scanner) (state.Function, error) {
 	var f state.Function
 	var key string
 	var timeout, created int64
-	err := r.Scan(&key, &f.Kind, &f.URL, &f.Handler, &f.CodeDir, &timeout, &f.MemoryMB, &f.Concurrency, &created, &f.Tenant)
+	var env []byte
+	err := r.Scan(&key, &f.Kind, &f.URL, &f.Handler, &f.CodeDir, &timeout, &f.MemoryMB, &f.Concurrency, &created, &f.Tenant, &env)
+	if err != nil {
+		return f, err
+	}
 	_, f.Name = state.SplitStackKey(key)
 	f.Timeout = time.Duration(timeout) * time.Millisecond
 	f.CreatedAt = tm(created)
-	return f, err
+	if err := s.open(&env, "functions", "env", key); err != nil {
+		return f, err
+	}
+	if env != nil {
+		if err := json.Unmarshal(env, &f.Env); err != nil {
+			return f, fmt.Errorf("cannot decode the environment of function %s: %w", key, err)
+		}
+	}
+	return f, nil
 }

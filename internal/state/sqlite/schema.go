@@ -161,4 +161,8 @@ CREATE INDEX functions_by_tenant ON functions (tenant, name);
 	`
 ALTER TABLE stacks ADD COLUMN tfstate BLOB;
 `,
+	// 9: a function's environment variables (sealed JSON object; NULL: none).
+	`
+ALTER TABLE functions ADD COLUMN env BLOB;
+`,
 }

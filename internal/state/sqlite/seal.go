@@ -33,9 +33,10 @@ var sealedTables = []sealedTable{
 	{"operations", []string{"id"}, []string{"request"}},
 	{"custom_requests", []string{"id"}, []string{"body", "response"}},
 	{"keys", []string{"name"}, []string{"value"}},
-	// Not sealed: functions (no column holds secrets: the API shows them all; a function
-	// environment, when it comes, must be sealed), the registry, and events (their text is
-	// what the API shows, with secrets masked).
+	// A function's environment variables (the API shows their names only).
+	{"functions", []string{"name"}, []string{"env"}},
+	// Not sealed: the functions' other columns (the API shows them all), the registry, and
+	// events (their text is what the API shows, with secrets masked).
 }
 
 // checkKey is a keys row sealed with the ring. Its presence says every sealed column has been
