@@ -40,12 +40,18 @@ func (r *run) deploy(ctx context.Context) error {
 	phase, reason := r.phase()
 	switch phase {
 	case phaseForward:
-		if err := r.applyRefactoring(ctx); err != nil { // moved.go
-			return err
+		var failure string
+		if len(r.journal) == 0 { // nothing done yet: the saved plan must still match the stack
+			failure = r.planMoved()
 		}
-		failure, err := r.refreshThenForward(ctx) // refresh.go
-		if err != nil {
-			return err
+		if failure == "" {
+			if err := r.applyRefactoring(ctx); err != nil { // moved.go
+				return err
+			}
+			var err error
+			if failure, err = r.refreshThenForward(ctx); err != nil { // refresh.go
+				return err
+			}
 		}
 		if failure != "" {
 			if r.req.Deploy.DisableRollback || !r.pol.RollsBack {
@@ -222,7 +228,9 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 		}
 		return &stepFailed{name, fail}
 	}
-	f := factsOf(r.pol, res, prior, had, r.isGone(name)) // isGone: destroyed first by a replacement upstream (replace.go)
+	// Destroyed first by a replacement upstream (replace.go), in this run or before a restart.
+	gone := r.isGone(name) || (had && r.pol.PlansReplacements && prior.Status == "DELETE_COMPLETE")
+	f := factsOf(r.pol, res, prior, had, gone)
 	f.Triggered = r.triggered(res)
 	if f.Exists && !f.Tainted && r.pol.SkipsUnchanged && !res.IgnoreAllChanges && len(res.IgnoreChanges) == 0 &&
 		r.unchanged(res, props) && r.sameProvider(res.Provider, true) {
@@ -263,7 +271,7 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 	if err != nil {
 		return r.failStep(ctx, res, prior.ID, "UPDATE_FAILED", err.Error())
 	}
-	if fail := r.holdsTo(name, step); fail != "" {
+	if fail := r.holdsTo(name, step, gone); fail != "" {
 		status := "UPDATE_FAILED"
 		if !had {
 			status = "CREATE_FAILED"
@@ -283,11 +291,11 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 
 // holdsTo returns why step breaks the saved plan the deploy applies ("" when it does not, or
 // when the deploy applies none).
-func (r *run) holdsTo(name string, step plan.Step) string {
+func (r *run) holdsTo(name string, step plan.Step, gone bool) string {
 	if r.req.Plan == nil {
 		return ""
 	}
-	if err := r.req.Plan.Holds(name, step); err != nil {
+	if err := r.req.Plan.Holds(name, step, gone); err != nil {
 		return err.Error()
 	}
 	return ""

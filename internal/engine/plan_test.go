@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/providertest"
@@ -128,5 +130,103 @@ func TestSavedPlanHeldDuringTheRun(t *testing.T) {
 	}
 	if !strings.Contains(reason, "the saved plan said A would update; it would now update (replacement: True)") {
 		t.Errorf("A's failure = %q", reason)
+	}
+}
+
+const cascadeTF = `terraform {
+  required_providers {
+    fake = { source = "example.com/test/fake" }
+  }
+}
+resource "fake_thing" "a" {
+  value = "A"
+}
+resource "fake_thing" "b" {
+  value = fake_thing.a.value
+}
+`
+
+// replacingDiff replaces every existing object whose configuration changed.
+func replacingDiff(_ context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
+	changed := req.OldProps.IsNull() || !req.OldProps.RawEquals(req.NewProps)
+	return provider.DiffResponse{Changed: changed, Replace: changed && req.ID != "", Planned: req.NewProps,
+		ChangedKeys: []string{"value"}, ReplacePaths: []string{"value"}}, nil
+}
+
+// A delete-first replacement cascading to its dependent applies under the plan that showed it:
+// the dependent destroyed first is created again at its own step, the second half of its
+// planned replacement.
+func TestSavedPlanCascade(t *testing.T) {
+	h, f := newTFHarness(t, nil, engine.Options{})
+	f.DiffFn = replacingDiff
+	h.deployTF(map[string]string{"main.tf": cascadeTF}, false)
+	files := map[string]string{"main.tf": strings.Replace(cascadeTF, `value = "A"`, `value = "A2"`, 1)}
+	pr, err := h.e.Preview(context.Background(), "tf", api.DeployRequest{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pl plan.Plan
+	if err := json.Unmarshal(pr.Plan, &pl); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := pl.Step("fake_thing.a"); !slices.Equal(s.DestroyFirst, []string{"fake_thing.b"}) {
+		t.Errorf("a's step = %+v, want b destroyed first", s)
+	}
+	op, err := h.e.Deploy(context.Background(), "tf", api.DeployRequest{Files: files, Plan: pr.Plan})
+	if err != nil {
+		t.Fatalf("Deploy: %v", err)
+	}
+	if op = h.wait(op.ID); op.Status != state.Succeeded {
+		t.Fatalf("deploy --plan of its own fresh plan: %+v\n%v", op, h.statuses("tf"))
+	}
+}
+
+// An import block whose object the configuration replaces applies under its plan.
+func TestSavedPlanImportThenReplace(t *testing.T) {
+	f := newImportFake()
+	f.DiffFn = func(_ context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
+		return provider.DiffResponse{Changed: true, Replace: req.ID != "", Planned: req.NewProps, ChangedKeys: []string{"value"}, ReplacePaths: []string{"value"}}, nil
+	}
+	h := newHarness(t, nil)
+	h.e = importEngine(t, h.store, f)
+	req := api.DeployRequest{Files: map[string]string{"main.tf": importTF}}
+	pr, err := h.e.Preview(context.Background(), "s", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Plan = pr.Plan
+	op, err := h.e.Deploy(context.Background(), "s", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op = h.wait(op.ID); op.Status != state.Succeeded {
+		t.Errorf("deploy --plan of an import that replaces: %+v\n%v", op, h.statuses("s"))
+	}
+}
+
+// Another deploy that lands between the plan's check and the run's lease: the run refuses
+// before it changes anything, and deletes nothing the plan never showed.
+func TestSavedPlanRaceRefused(t *testing.T) {
+	plain, fake := &providertest.Fake{}, &providertest.Fake{}
+	var armed atomic.Bool
+	var h *harness
+	fake.DiffFn = func(ctx context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
+		if armed.CompareAndSwap(true, false) { // inside the deploy's check of the plan: someone else deploys (adds B)
+			h.deploy("s", "Resources:\n  A:\n    Type: Test::Thing\n    Properties: {Size: 1}\n  B:\n    Type: Test::Thing\n    Properties: {Size: 9}\n")
+		}
+		return plain.Diff(ctx, req)
+	}
+	h = newHarness(t, fake)
+	h.deploy("s", "Resources:\n  A:\n    Type: Test::Thing\n    Properties: {Size: 1}\n")
+	tmpl := "Resources:\n  A:\n    Type: Test::Thing\n    Properties: {Size: 2}\n"
+	_, saved := h.savedPlan("s", tmpl)
+	armed.Store(true)
+	before := len(h.calls())
+	op := h.deploy("s", tmpl, func(r *api.DeployRequest) { r.Plan = saved })
+	if op.Status != state.Failed || !strings.Contains(op.StatusReason, "resource B was added") {
+		t.Errorf("deploy --plan after another deploy landed: %+v", op)
+	}
+	if got := h.calls()[before:]; len(got) != 1 || got[0] != "Create B B-2" {
+		t.Errorf("calls = %v, want only the other deploy's", got)
 	}
 }

@@ -20,17 +20,41 @@ func baseOf(req api.DeployRequest, st *template.Stack, prior state.Stack, list [
 	// parallelism, rollback) stay free to differ between the preview and the deploy.
 	tmpl, _ := json.Marshal(api.DeployRequest{TemplateName: req.TemplateName, Template: req.Template, Files: req.Files,
 		VarFiles: req.VarFiles, Env: req.Env, Parameters: req.Parameters, Upgrade: req.Upgrade, Refresh: req.Refresh})
-	params, _ := json.Marshal(boundParameters(st))
-	b := plan.Base{Template: plan.Digest(tmpl, params)}
+	// Parameters kept from the last deploy are not digested (a NoEcho one would be open to
+	// guessing from a plan file): another deploy that changed them changed the stack's row.
+	b := plan.Base{Template: plan.Digest(tmpl)}
 	if fresh {
 		return b
 	}
 	b.Stack = plan.Digest([]byte(prior.Status), []byte(prior.Operation), prior.Outputs, prior.Parameters, prior.Template)
-	b.Resources = make(map[string]string, len(list))
-	for _, r := range list {
-		b.Resources[r.Name] = plan.Digest([]byte(r.Type), []byte(r.ID), []byte(r.Status), []byte(r.Provider), r.Props, r.Outputs, r.Private)
-	}
+	b.Resources = resourceDigests(list)
 	return b
+}
+
+// resourceDigests digests each stored resource, for plan.Base.
+func resourceDigests(list []state.Resource) map[string]string {
+	out := make(map[string]string, len(list))
+	for _, r := range list {
+		out[r.Name] = plan.Digest([]byte(r.Type), []byte(r.ID), []byte(r.Status), []byte(r.Provider), r.Props, r.Outputs, r.Private)
+	}
+	return out
+}
+
+// planMoved is why the saved plan a deploy applies no longer holds for the resources the run
+// found when it took the stack's lease ("" when it holds, or there is none): the check of
+// the request was made before the lease, and another operation may have run in between.
+func (r *run) planMoved() string {
+	if r.req.Plan == nil || r.req.Creating && len(r.prior) == 0 {
+		return ""
+	}
+	list := make([]state.Resource, 0, len(r.prior))
+	for _, row := range r.prior {
+		list = append(list, row)
+	}
+	if err := r.req.Plan.MovedResources(resourceDigests(list)); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // checkPlan takes the saved plan out of req (nil when it has none) and checks that it still

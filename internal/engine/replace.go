@@ -51,6 +51,11 @@ func (r *run) destroyDependentsFirst(ctx context.Context, res *template.Resource
 		}
 		return r.planReplaces(ctx, d, prior, replaced)
 	})
+	if r.req.Plan != nil {
+		if err := r.req.Plan.HoldsCascade(res.Name, doomed); err != nil {
+			return r.failStep(context.WithoutCancel(ctx), res, "", "UPDATE_FAILED", err.Error())
+		}
+	}
 	for _, name := range doomed {
 		if !r.claimGone(name) {
 			continue // another replacement upstream of it destroyed it already
@@ -62,12 +67,9 @@ func (r *run) destroyDependentsFirst(ctx context.Context, res *template.Resource
 	return nil
 }
 
-// planReplaces plans d with the resources in replaced unknown and reports whether
-// plan.Decide makes it a delete-first replacement.
+// planReplaces plans d as the preview does, with the resources in replaced unknown, and
+// reports whether plan.Decide makes it a delete-first replacement.
 func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior state.Resource, replaced map[string]bool) bool {
-	if d.IgnoreAllChanges || len(d.IgnoreChanges) > 0 {
-		return false
-	}
 	p, err := r.ps.configured(ctx, r.sc, d.Type, d.Provider)
 	if err != nil {
 		return false
@@ -81,6 +83,11 @@ func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior stat
 	if err1 != nil || err2 != nil {
 		return false
 	}
+	if d.IgnoreAllChanges {
+		props = oldProps
+	} else if len(d.IgnoreChanges) > 0 {
+		props = value.WithPaths(props, oldProps, d.IgnoreChanges)
+	}
 	diff, err := p.Diff(ctx, provider.DiffRequest{Resource: r.resource(d), ID: prior.ID, OldProps: oldProps, NewProps: props,
 		OldOutputs: oldOuts, Private: prior.Private})
 	if err != nil || diff.Diagnostics.HasErrors() {
@@ -88,6 +95,10 @@ func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior stat
 	}
 	f := factsOf(r.pol, d, prior, true, false)
 	f.Diff = answerOf(diff)
+	f.Triggered = r.triggered(d)
+	for _, a := range d.ReplaceTriggeredBy {
+		f.Triggered = f.Triggered || replaced[a]
+	}
 	step, err := plan.Decide(f)
 	return err == nil && step.Action == plan.Replace && step.Order == plan.DeleteFirst
 }

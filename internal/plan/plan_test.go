@@ -138,7 +138,7 @@ func TestHolds(t *testing.T) {
 		{"absent", Step{Action: Same}},
 	}
 	for _, c := range ok {
-		if err := p.Holds(c.name, c.now); err != nil {
+		if err := p.Holds(c.name, c.now, false); err != nil {
 			t.Errorf("Holds(%s, %+v) = %v", c.name, c.now, err)
 		}
 	}
@@ -152,7 +152,7 @@ func TestHolds(t *testing.T) {
 		{"absent", Step{Action: Create}},
 	}
 	for _, c := range refused {
-		if err := p.Holds(c.name, c.now); err == nil || !strings.Contains(err.Error(), "preview again") {
+		if err := p.Holds(c.name, c.now, false); err == nil || !strings.Contains(err.Error(), "preview again") {
 			t.Errorf("Holds(%s, %+v) = %v, want a refusal", c.name, c.now, err)
 		}
 	}

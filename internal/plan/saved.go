@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -97,17 +98,9 @@ func (p *Plan) Stale(now *Plan) error {
 	if p.Base.Stack != now.Base.Stack {
 		moved = append(moved, "the stack's state changed (another operation ran)")
 	}
-	for _, name := range unionKeys(p.Base.Resources, now.Base.Resources) {
-		was, had := p.Base.Resources[name]
-		is, has := now.Base.Resources[name]
-		switch {
-		case !had:
-			moved = append(moved, fmt.Sprintf("resource %s was added to the stack", name))
-		case !has:
-			moved = append(moved, fmt.Sprintf("resource %s was removed from the stack", name))
-		case was != is:
-			moved = append(moved, fmt.Sprintf("resource %s changed", name))
-		}
+	var se *StaleError
+	if errors.As(p.MovedResources(now.Base.Resources), &se) {
+		moved = append(moved, se.Moved...)
 	}
 	if len(moved) == 0 {
 		// Same inputs, different answers: a provider decides otherwise now.
@@ -130,8 +123,13 @@ func (p *Plan) Stale(now *Plan) error {
 }
 
 // Holds returns an error when step now, decided for resource name with the values known at
-// apply time, is not what the plan allows (see Allows).
-func (p *Plan) Holds(name string, now Step) error {
+// apply time, is not what the plan allows (see Allows). A resource a delete-first replacement
+// upstream destroyed ahead of its step is created at that step: the second half of its own
+// planned replacement, as the caller says with gone.
+func (p *Plan) Holds(name string, now Step, gone bool) error {
+	if gone && now.Action == Create {
+		now = Step{Action: Replace, Order: DeleteFirst}
+	}
 	p.once.Do(func() {
 		p.index = make(map[string]int, len(p.Steps))
 		for i, s := range p.Steps {
@@ -150,6 +148,38 @@ func (p *Plan) Holds(name string, now Step) error {
 	return nil
 }
 
+// HoldsCascade returns an error when the resources a delete-first replacement of name would
+// destroy first are not the ones the plan listed.
+func (p *Plan) HoldsCascade(name string, doomed []string) error {
+	s, _ := p.Step(name)
+	if slices.Equal(s.DestroyFirst, doomed) {
+		return nil
+	}
+	return fmt.Errorf("the saved plan said replacing %s would destroy %v first; it would now destroy %v: preview again", name, s.DestroyFirst, doomed)
+}
+
+// MovedResources compares the stored resources a plan was made from with those now (digests
+// by name, as Base.Resources): nil when they agree, else a *StaleError naming each one.
+func (p *Plan) MovedResources(now map[string]string) error {
+	var moved []string
+	for _, name := range unionKeys(p.Base.Resources, now) {
+		was, had := p.Base.Resources[name]
+		is, has := now[name]
+		switch {
+		case !had:
+			moved = append(moved, fmt.Sprintf("resource %s was added to the stack", name))
+		case !has:
+			moved = append(moved, fmt.Sprintf("resource %s was removed from the stack", name))
+		case was != is:
+			moved = append(moved, fmt.Sprintf("resource %s changed", name))
+		}
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	return &StaleError{Stack: p.Stack, Moved: moved}
+}
+
 // Allows reports whether a deploy holding the saved step planned may take step now, decided
 // with the values known at apply time: the same step, or less (an update whose unknown values
 // turned out unchanged).
@@ -157,6 +187,7 @@ func Allows(planned, now Step) bool {
 	if planned.Action == Import && now.Action == Same { // the deploy imported it at its step
 		return true
 	}
+	planned.Importing, now.Importing = "", "" // by the time a step is decided, its import is done
 	if sameStep(planned, now) {
 		return true
 	}

@@ -15,10 +15,12 @@ import (
 // may still come within the request's deadline. The Create's response carries, as Private, the
 // request's id (pendingCreate), which the engine stores with the failed resource even though
 // the call ended with ctx's error, and passes back to the Delete that removes it (the rollback,
-// or the stack's delete). That Delete first waits for the Create's answer, up to the request's
-// deadline, and sends the Delete for the physical id the answer named: what the handler
-// created is deleted instead of leaking. The wait ends the request (an ended mark), so an
-// answer after it gets 409.
+// or the stack's delete). That Delete first waits for the Create's answer, for the notice
+// period (WaitNotice, a minute by default) at most and never past the request's deadline, and
+// sends the Delete for the physical id the answer named: what the handler created is deleted
+// instead of leaking. Bounded, because a cancel must end: CloudFormation waits out the whole
+// ServiceTimeout (an hour by default), which is what users of it complain about most. The
+// wait ends the request (an ended mark), so an answer after it gets 409.
 
 // pendingCreate is the Private of a Create that ended without an answer.
 type pendingCreate struct {
@@ -40,8 +42,7 @@ func pendingOf(private []byte) (string, bool) {
 }
 
 // createAnswerID returns the physical id the answer to Create request id named, waiting for
-// that answer until the request's deadline when none has come yet; "" when none came or it
-// named none.
+// that answer (see above) when none has come yet; "" when none came or it named none.
 func (p *Provider) createAnswerID(ctx context.Context, res provider.Resource, id string) (string, error) {
 	stored, err := p.store.GetRequest(ctx, id)
 	if errors.Is(err, ErrNotFound) {
@@ -62,9 +63,12 @@ func (p *Provider) createAnswerID(ctx context.Context, res provider.Resource, id
 	}
 	notices, unsubscribe := p.subscribe(id)
 	defer unsubscribe()
-	provider.ReportProgress(ctx, fmt.Sprintf("the Create request %s was not answered before its step ended: waiting for its answer "+
-		"(until %s) so that the Delete names what the handler created", id, stored.Expires.UTC().Format(time.RFC3339)))
-	o, err := p.wait(ctx, call{kind: reqCreate, res: res, token: id}, e, stored, stored.Expires.Sub(p.now()), notices)
+	wait := min(stored.Expires.Sub(p.now()), p.waitNotice)
+	provider.ReportProgress(ctx, fmt.Sprintf("the Create request %s was not answered before its step ended: waiting up to %s for its answer "+
+		"so that the Delete names what the handler created", id, wait.Round(time.Second)))
+	bounded := stored // the wait ends at the bound, closing the request as its deadline would
+	bounded.Expires = p.now().Add(wait)
+	o, err := p.wait(ctx, call{kind: reqCreate, res: res, token: id}, e, bounded, wait, notices)
 	if err != nil {
 		return "", err
 	}

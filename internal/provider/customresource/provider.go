@@ -40,6 +40,8 @@ type Config struct {
 	// WaitNotice is how long a request may go unanswered before the call reports, once, what
 	// it waits for and where (a progress event on the resource); default one minute. A handler
 	// that cannot reach or trust the ResponseURL is then visible long before ServiceTimeout.
+	// It is also how long the Delete of a cancelled Create waits for that Create's late answer
+	// (late.go).
 	WaitNotice time.Duration
 	// Logger may be nil. Nothing logged holds a ResponseURL's query, a request body or a
 	// secret value.
