@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/plan"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/value"
 )
 
 // factsOf is what the stack's row for res (had: there is one) tells plan.Decide; gone says
@@ -27,6 +30,18 @@ func factsOf(pol template.DialectPolicy, res *template.Resource, row state.Resou
 		f.Exists, f.Failed = true, row.Status == "UPDATE_FAILED"
 	}
 	return f
+}
+
+// ignoring is the configuration props of res with what its ignore_changes names kept as in
+// old, the stored one, as terraform plans it.
+func ignoring(res *template.Resource, props, old cty.Value) cty.Value {
+	switch {
+	case res.IgnoreAllChanges:
+		return old
+	case len(res.IgnoreChanges) > 0:
+		return value.WithPaths(props, old, res.IgnoreChanges)
+	}
+	return props
 }
 
 // answerOf is the part of a provider's diff that decides a step.

@@ -246,11 +246,7 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 		if err := errors.Join(err1, err2); err != nil {
 			return fmt.Errorf("cannot decode state of %s: %w", name, err)
 		}
-		if res.IgnoreAllChanges {
-			props = oldProps
-		} else if len(res.IgnoreChanges) > 0 {
-			props = value.WithPaths(props, oldProps, res.IgnoreChanges)
-		}
+		props = ignoring(res, props, oldProps)
 		diff, err := p.Diff(ctx, provider.DiffRequest{Resource: r.resource(res), ID: prior.ID, OldProps: oldProps, NewProps: props,
 			OldOutputs: oldOuts, Private: prior.Private})
 		if err == nil && diff.Diagnostics.HasErrors() {

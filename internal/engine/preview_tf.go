@@ -53,11 +53,7 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 		if err1 != nil || err2 != nil {
 			return plan.Step{}, nil, nil, fmt.Errorf("cannot decode state of %s", res.Name)
 		}
-		if res.IgnoreAllChanges {
-			props = old
-		} else if len(res.IgnoreChanges) > 0 {
-			props = value.WithPaths(props, old, res.IgnoreChanges)
-		}
+		props = ignoring(res, props, old)
 		req.ID, req.OldProps, req.NewProps, req.OldOutputs, req.Private = row.ID, old, props, outs, row.Private
 		prior = outs
 	}

@@ -83,11 +83,7 @@ func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior stat
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	if d.IgnoreAllChanges {
-		props = oldProps
-	} else if len(d.IgnoreChanges) > 0 {
-		props = value.WithPaths(props, oldProps, d.IgnoreChanges)
-	}
+	props = ignoring(d, props, oldProps)
 	diff, err := p.Diff(ctx, provider.DiffRequest{Resource: r.resource(d), ID: prior.ID, OldProps: oldProps, NewProps: props,
 		OldOutputs: oldOuts, Private: prior.Private})
 	if err != nil || diff.Diagnostics.HasErrors() {
