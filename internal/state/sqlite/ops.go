@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -137,12 +138,15 @@ func (s *Store) ListRunningOperations(ctx context.Context) ([]state.Operation, e
 }
 
 func (s *Store) AppendEvent(ctx context.Context, e state.Event) (int64, error) {
-	res, err := s.st.event.ExecContext(ctx, e.Stack, e.Operation, e.LogicalID, e.PhysicalID, e.Type, e.Status, e.Reason,
-		ms(e.At))
-	if err != nil {
-		return 0, fmt.Errorf("cannot append event of stack %s: %w", e.Stack, err)
-	}
-	seq, err := res.LastInsertId()
+	var seq int64
+	err := s.batched(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.StmtContext(ctx, s.st.event).ExecContext(ctx, e.Stack, e.Operation, e.LogicalID, e.PhysicalID, e.Type,
+			e.Status, e.Reason, ms(e.At))
+		if err == nil {
+			seq, err = res.LastInsertId()
+		}
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("cannot append event of stack %s: %w", e.Stack, err)
 	}
@@ -224,7 +228,7 @@ func scanCR(sc scanner) (state.CustomRequest, error) {
 func (s *Store) PutCustomRequest(ctx context.Context, r state.CustomRequest) (state.CustomRequest, bool, error) {
 	var stored state.CustomRequest
 	var inserted bool
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.batched(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO custom_requests (`+crCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.Stack, r.LogicalID, s.seal(r.Body, "custom_requests", "body", r.ID), ms(r.Expires), r.Sent,
@@ -249,13 +253,16 @@ func (s *Store) PutCustomRequest(ctx context.Context, r state.CustomRequest) (st
 }
 
 func (s *Store) MarkCustomRequestSent(ctx context.Context, id string) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE custom_requests SET sent = 1 WHERE id = ?`, id)
-	if err == nil {
-		var n int64
-		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			err = state.ErrNotFound
+	err := s.batched(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE custom_requests SET sent = 1 WHERE id = ?`, id)
+		if err != nil {
+			return err
 		}
-	}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return cmp.Or(err, state.ErrNotFound)
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("cannot mark custom request %s sent: %w", id, err)
 	}
@@ -280,7 +287,7 @@ func (s *Store) SaveCustomResponse(ctx context.Context, id string, body []byte, 
 	if body == nil {
 		body = []byte{} // sealed, so that the stored row is not NULL
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.batched(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE custom_requests SET response = COALESCE(?, x''), responded_at = ?
 			WHERE id = ? AND response IS NULL`, s.seal(body, "custom_requests", "response", id), ms(at), id)
 		if err != nil {
