@@ -212,6 +212,10 @@ type Operations interface {
 	// FinishOperation marks op Succeeded or Failed and clears its stack's operation.
 	FinishOperation(ctx context.Context, id, status, reason string, at time.Time) error
 	GetOperation(ctx context.Context, id string) (Operation, error)
+	// WatchOperation returns operation id without its Request, and its stack's Status ("" once
+	// the stack row is gone): what following an operation reads many times a second, at a cost
+	// that does not grow with the stack's template.
+	WatchOperation(ctx context.Context, id string) (op Operation, stackStatus string, err error)
 	ListRunningOperations(ctx context.Context) ([]Operation, error)
 }
 
