@@ -36,7 +36,11 @@ func (r *runner) connect(ctx context.Context) (c *client.Client, stop func(), er
 	if r.env.Start == nil {
 		return nil, nil, fmt.Errorf("no server given (--server or CAIRN_SERVER) and this build cannot run cairn in-process")
 	}
-	a, err := r.env.Start(ctx, r.inProcessConfig())
+	cfg := r.inProcessConfig()
+	if cfg.Limits, err = envLimits(r.env.Getenv); err != nil {
+		return nil, nil, err
+	}
+	a, err := r.env.Start(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot start cairn in-process: %w", err)
 	}
