@@ -125,14 +125,18 @@ func (s *Store) GetOperation(ctx context.Context, id string) (state.Operation, e
 	return op, nil
 }
 
+// watchQuery reads an operation's small columns through operations_small, and its stack's
+// status (which its row stores before the large columns).
+const watchQuery = `SELECT o.id, o.stack, o.kind, o.status, o.status_reason, o.owner, o.lease_expires, o.started_at,
+	o.ended_at, COALESCE(s.status, '') FROM operations o INDEXED BY operations_small
+	LEFT JOIN stacks s ON s.name = o.stack WHERE o.id = ?`
+
 // WatchOperation reads the operation's small columns and its stack's status in one query.
 func (s *Store) WatchOperation(ctx context.Context, id string) (state.Operation, string, error) {
 	var op state.Operation
 	var l, st, e int64
 	var stackStatus string
-	err := s.r.QueryRowContext(ctx, `SELECT o.id, o.stack, o.kind, o.status, o.status_reason, o.owner, o.lease_expires,
-		o.started_at, o.ended_at, COALESCE(s.status, '') FROM operations o LEFT JOIN stacks s ON s.name = o.stack
-		WHERE o.id = ?`, id).Scan(&op.ID, &op.Stack, &op.Kind, &op.Status, &op.StatusReason, &op.Owner, &l, &st, &e,
+	err := s.r.QueryRowContext(ctx, watchQuery, id).Scan(&op.ID, &op.Stack, &op.Kind, &op.Status, &op.StatusReason, &op.Owner, &l, &st, &e,
 		&stackStatus)
 	if err != nil {
 		return state.Operation{}, "", fmt.Errorf("cannot get operation %s: %w", id, noRow(err))

@@ -196,6 +196,9 @@ func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...stat
 	return seq, nil
 }
 
+// fenceQuery reads what fenced checks, through operations_small.
+const fenceQuery = `SELECT status, owner FROM operations INDEXED BY operations_small WHERE id = ?`
+
 // fenced returns an error wrapping state.ErrFenced unless operation is running and held by
 // owner; in Append's write transaction, so no other engine claims it in between.
 func (s *Store) fenced(ctx context.Context, tx *sql.Tx, operation, owner string) error {

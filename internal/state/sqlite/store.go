@@ -207,7 +207,7 @@ func (s *Store) prepare() error {
 		delResource: prep(`DELETE FROM resources WHERE stack = ? AND name = ?`),
 		event: prep(`INSERT INTO events (stack, operation, logical_id, physical_id, type, status, reason, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-		fence: prep(`SELECT status, owner FROM operations WHERE id = ?`),
+		fence: prep(fenceQuery),
 	}
 	return err
 }
