@@ -84,8 +84,8 @@ func (e *Engine) Events(ctx context.Context, stack string, after int64, limit in
 	if err != nil {
 		return nil, fmt.Errorf("cannot read events of stack %s: %w", stack, err)
 	}
-	if len(evs) == 0 { // none yet, or no such stack: only then read the (large) stack row
-		if _, err := e.store.GetStack(ctx, key); err != nil {
+	if len(evs) == 0 { // none yet, or no such stack
+		if _, err := e.store.StackStatus(ctx, key); err != nil {
 			return nil, fmt.Errorf("cannot find stack %s: %w", stack, err)
 		}
 	}

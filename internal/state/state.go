@@ -82,6 +82,9 @@ type Stack struct {
 type Stacks interface {
 	PutStack(ctx context.Context, s Stack) error // insert or replace by key
 	GetStack(ctx context.Context, key string) (Stack, error)
+	// StackStatus is the stack's Status, or ErrNotFound: a check that the stack exists at a
+	// cost that does not grow with its template.
+	StackStatus(ctx context.Context, key string) (string, error)
 	ListStacks(ctx context.Context, tenant string) ([]Stack, error) // the tenant's stacks, sorted by Name
 	// DeleteStack removes the stack with its resources, journal, operations and events.
 	DeleteStack(ctx context.Context, key string) error

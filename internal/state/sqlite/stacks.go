@@ -68,6 +68,15 @@ func (s *Store) GetStack(ctx context.Context, name string) (state.Stack, error) 
 	return st, nil
 }
 
+// StackStatus reads one column, which the row stores before the large ones.
+func (s *Store) StackStatus(ctx context.Context, name string) (string, error) {
+	var status string
+	if err := s.r.QueryRowContext(ctx, `SELECT status FROM stacks WHERE name = ?`, name).Scan(&status); err != nil {
+		return "", fmt.Errorf("cannot get stack %s: %w", name, noRow(err))
+	}
+	return status, nil
+}
+
 func (s *Store) ListStacks(ctx context.Context, tenant string) ([]state.Stack, error) {
 	out, err := list(ctx, s.r, scanStack, stackSelect+` WHERE s.tenant = ? ORDER BY s.name`, tenantOf(tenant))
 	if err == nil {
