@@ -28,7 +28,8 @@ import (
 // CAIRN_BENCH_TERRAFORM_CAP (a duration, default 10m) bounds each terraform command: terraform
 // does not finish 5,000 resources in 8 minutes on a 2-core machine. A capped run is reported
 // with the share of resources terraform had created, and its ratio is a lower bound.
-// CAIRN_BENCH_TERRAFORM=off runs cairn alone (for sizes terraform cannot finish).
+// CAIRN_BENCH_TERRAFORM=off runs cairn alone (for sizes terraform cannot finish);
+// CAIRN_BENCH_CAIRN=/path/to/cairn measures that binary instead of this checkout's.
 // CAIRN_BENCH_PARALLELISM (default 10, terraform's default) sets both tools' parallelism;
 // CAIRN_BENCH_SIZES (default "1000,5000") the sizes; CAIRN_BENCH_SHAPES (default all) the shapes.
 // Above 10,000 resources cairn runs with CAIRN_MAX_ELEMENTS=-1: the configuration's tokens
@@ -362,7 +363,12 @@ func fileSize(path string) int64 {
 	return info.Size()
 }
 
+// buildCairn builds cairn from this checkout, or returns CAIRN_BENCH_CAIRN (a cairn binary
+// built from another checkout: the same benchmark then measures before and after).
 func buildCairn(b *testing.B) string {
+	if bin := os.Getenv("CAIRN_BENCH_CAIRN"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(b.TempDir(), "cairn")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/cairn")
 	cmd.Dir = providerbin.RepoRoot()
