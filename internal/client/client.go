@@ -148,6 +148,18 @@ func (c *Client) Events(ctx context.Context, stack string, after int64, wait tim
 	return body.Events, err
 }
 
+// LastEvent returns the stack's newest event; ok is false when it has none.
+func (c *Client) LastEvent(ctx context.Context, stack string) (ev api.Event, ok bool, err error) {
+	var body struct {
+		Events []api.Event `json:"events"`
+	}
+	q := url.Values{"latest": {"true"}}
+	if err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(stack)+"/events", q, nil, &body); err != nil || len(body.Events) == 0 {
+		return api.Event{}, false, err
+	}
+	return body.Events[len(body.Events)-1], true, nil
+}
+
 func waitQuery(q url.Values, wait time.Duration) url.Values {
 	if wait > 0 {
 		if q == nil {

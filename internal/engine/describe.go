@@ -78,6 +78,19 @@ func (e *Engine) Stacks(ctx context.Context) ([]api.Stack, error) {
 }
 
 // Events returns the stack's events after seq, oldest first, at most limit (0: all).
+// LastEvent returns the stack's newest event, reading that one row.
+func (e *Engine) LastEvent(ctx context.Context, stack string) (api.Event, bool, error) {
+	seq, err := e.store.LastEventSeq(ctx, stackKey(ctx, stack))
+	if err != nil {
+		return api.Event{}, false, fmt.Errorf("cannot read events of stack %s: %w", stack, err)
+	}
+	evs, err := e.Events(ctx, stack, max(seq-1, 0), 1)
+	if err != nil || len(evs) == 0 {
+		return api.Event{}, false, err
+	}
+	return evs[0], true, nil
+}
+
 func (e *Engine) Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error) {
 	key := stackKey(ctx, stack)
 	evs, err := e.store.ListEvents(ctx, key, after, limit)

@@ -43,6 +43,7 @@ type query struct {
 	after       int64
 	wait        time.Duration
 	showSecrets bool // outputs?show-secrets=true
+	latest      bool // events?latest=true
 }
 
 // parseQuery parses the named query parameters and refuses any other.
@@ -70,6 +71,10 @@ func parseQuery(r *http.Request, names ...string) (query, error) {
 			q.wait, err = parseWait(vals[0])
 			if err != nil {
 				return q, err
+			}
+		case "latest":
+			if q.latest = vals[0] == "true"; !q.latest && vals[0] != "false" {
+				return q, &requestError{msg: fmt.Sprintf("query parameter latest=%q: want true or false", vals[0])}
 			}
 		case "show-secrets":
 			q.showSecrets, err = strconv.ParseBool(vals[0])

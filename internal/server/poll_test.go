@@ -204,3 +204,27 @@ func TestCloseEndsLongPolls(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsLatest: events?latest=true answers only the newest event (a follower's starting
+// point, without the stack's whole history), [] when there is none, and refuses after or wait.
+func TestEventsLatest(t *testing.T) {
+	var evs []api.Event
+	eng := &fakeEngine{EventsFn: func(context.Context, string, int64, int) ([]api.Event, error) { return evs, nil }}
+	h := New(Config{Engine: eng}).Handler()
+	got, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo/events?latest=true"})
+	if diff := cmp.Diff(answer{Status: 200, Body: js(t, `{"events":[]}`)}, got); diff != "" {
+		t.Errorf("no events: -want +got:\n%s", diff)
+	}
+	evs = []api.Event{{Seq: 3, Stack: "demo", Status: "CREATE_IN_PROGRESS", Timestamp: t0},
+		{Seq: 9, Stack: "demo", Status: "CREATE_COMPLETE", Timestamp: t0}}
+	got, _ = do(t, h, call{method: "GET", path: "/v1/stacks/demo/events?latest=true"})
+	want := answer{Status: 200, Body: js(t, `{"events":[{"seq":9,"stack":"demo","logicalId":"","type":"","status":"CREATE_COMPLETE","timestamp":"2026-01-02T03:04:05Z"}]}`)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("latest: -want +got:\n%s", diff)
+	}
+	for _, q := range []string{"latest=true&after=3", "latest=true&wait=5s", "latest=yes"} {
+		if got, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo/events?" + q}); got.Status != 400 {
+			t.Errorf("events?%s: status %d, want 400", q, got.Status)
+		}
+	}
+}

@@ -48,6 +48,8 @@ type Queries interface {
 	// Outputs returns a stack's outputs, secrets masked unless showSecrets.
 	Outputs(ctx context.Context, name string, showSecrets bool) ([]api.Output, error)
 	Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
+	// LastEvent returns the stack's newest event; ok is false when it has none.
+	LastEvent(ctx context.Context, stack string) (ev api.Event, ok bool, err error)
 	Operation(ctx context.Context, id string) (api.Operation, error)
 	// Wait blocks until operation id has finished or ctx is done, and returns it as it is then.
 	Wait(ctx context.Context, id string) (api.Operation, error)
