@@ -117,7 +117,7 @@ func (r *runner) start(ctx context.Context, c *client.Client, stack string, begi
 	})()
 	// The stack's resources as known now size the columns, so that they stay put.
 	var known []api.Resource
-	if st, err := c.Stack(ctx, stack); err == nil {
+	if st, err := c.StackBrief(ctx, stack); err == nil {
 		known = st.Resources
 	}
 	event, stop := r.view().progress(stack, known)

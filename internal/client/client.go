@@ -106,6 +106,18 @@ func (c *Client) Stack(ctx context.Context, name string) (api.Stack, error) {
 	return st, err
 }
 
+// StackBrief is Stack without the resources' attributes (?attributes=false); against a server
+// that does not know the parameter, it reads the whole stack.
+func (c *Client) StackBrief(ctx context.Context, name string) (api.Stack, error) {
+	var st api.Stack
+	err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(name), url.Values{"attributes": {"false"}}, nil, &st)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Code == api.CodeInvalidRequest {
+		return c.Stack(ctx, name)
+	}
+	return st, err
+}
+
 // Stacks lists every stack's summary.
 func (c *Client) Stacks(ctx context.Context) ([]api.Stack, error) {
 	var body struct {

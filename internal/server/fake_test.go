@@ -104,6 +104,14 @@ func (f *fakeEngine) Events(ctx context.Context, stack string, after int64, limi
 	return f.EventsFn(ctx, stack, after, limit)
 }
 
+func (f *fakeEngine) StackBrief(ctx context.Context, name string) (api.Stack, error) {
+	st, err := f.Stack(ctx, name)
+	for i := range st.Resources {
+		st.Resources[i].Attributes = nil
+	}
+	return st, err
+}
+
 func (f *fakeEngine) LastEvent(ctx context.Context, stack string) (api.Event, bool, error) {
 	evs, err := f.Events(ctx, stack, 0, 0)
 	if err != nil || len(evs) == 0 {

@@ -94,7 +94,16 @@ func (s *Server) stacks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) stack(w http.ResponseWriter, r *http.Request) {
-	st, err := s.eng.Stack(r.Context(), r.PathValue("name"))
+	q, err := parseQuery(r, "attributes")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	read := s.eng.Stack
+	if q.noAttributes {
+		read = s.eng.StackBrief
+	}
+	st, err := read(r.Context(), r.PathValue("name"))
 	s.reply(w, r, http.StatusOK, st, err)
 }
 

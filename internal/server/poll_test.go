@@ -228,3 +228,34 @@ func TestEventsLatest(t *testing.T) {
 		}
 	}
 }
+
+// TestStackAttributesFalse: stacks/{name}?attributes=false answers the stack with its
+// resources but without their attributes; any value but true or false is refused.
+func TestStackAttributesFalse(t *testing.T) {
+	eng := &fakeEngine{StackFn: func(context.Context, string) (api.Stack, error) {
+		return api.Stack{Name: "demo", Status: "CREATE_COMPLETE", Resources: []api.Resource{
+			{LogicalID: "a", Type: "t", Attributes: map[string]any{"id": "x"}}}}, nil
+	}}
+	h := New(Config{Engine: eng}).Handler()
+	resource := func(a answer) map[string]any {
+		t.Helper()
+		body, _ := a.Body.(map[string]any)
+		list, _ := body["resources"].([]any)
+		if a.Status != 200 || len(list) != 1 {
+			t.Fatalf("answer %+v: want 200 and one resource", a)
+		}
+		r, _ := list[0].(map[string]any)
+		return r
+	}
+	full, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo"})
+	brief, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo?attributes=false"})
+	if r := resource(full); r["attributes"] == nil {
+		t.Errorf("full: %v, want its attributes", r)
+	}
+	if r := resource(brief); r["attributes"] != nil || r["logicalId"] != "a" {
+		t.Errorf("attributes=false: %v, want resource a without attributes", r)
+	}
+	if got, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo?attributes=no"}); got.Status != 400 {
+		t.Errorf("attributes=no: status %d, want 400", got.Status)
+	}
+}

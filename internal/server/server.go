@@ -45,6 +45,8 @@ type Commands interface {
 type Queries interface {
 	Stacks(ctx context.Context) ([]api.Stack, error)
 	Stack(ctx context.Context, name string) (api.Stack, error)
+	// StackBrief is Stack without the resources' attributes.
+	StackBrief(ctx context.Context, name string) (api.Stack, error)
 	// Outputs returns a stack's outputs, secrets masked unless showSecrets.
 	Outputs(ctx context.Context, name string, showSecrets bool) ([]api.Output, error)
 	Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
