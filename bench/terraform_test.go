@@ -19,16 +19,21 @@ import (
 // BenchmarkTerraform deploys the same Terraform-language configuration of N resources with
 // `cairn deploy` and with `terraform apply`, one after the other in the same run, with the same
 // provider binary from the same filesystem mirror and the same -parallelism, and reports both
-// and their ratio, for three shapes: cairntest_fast (cairn's own framework provider, nearly free per
-// resource), time_static (hashicorp/time) and random_id (hashicorp/random 3.9.0). Run:
+// and their ratio, for four shapes: cairntest_fast (cairn's own framework provider, nearly free
+// per resource), time_static (hashicorp/time), random_id (hashicorp/random 3.9.0, one block
+// per resource) and random_id_count (one random_id block with count = N). Run:
 //
 //	go test ./bench -run '^$' -bench Terraform -benchtime 1x -count 3 -timeout 2h
 //
 // CAIRN_BENCH_TERRAFORM_CAP (a duration, default 10m) bounds each terraform command: terraform
 // does not finish 5,000 resources in 8 minutes on a 2-core machine. A capped run is reported
 // with the share of resources terraform had created, and its ratio is a lower bound.
+// CAIRN_BENCH_TERRAFORM=off runs cairn alone (for sizes terraform cannot finish);
+// CAIRN_BENCH_CAIRN=/path/to/cairn measures that binary instead of this checkout's.
 // CAIRN_BENCH_PARALLELISM (default 10, terraform's default) sets both tools' parallelism;
-// CAIRN_BENCH_SIZES (default "1000,5000") the sizes.
+// CAIRN_BENCH_SIZES (default "1000,5000") the sizes; CAIRN_BENCH_SHAPES (default all) the shapes.
+// Above 10,000 resources cairn runs with CAIRN_MAX_ELEMENTS=-1: the configuration's tokens
+// exceed the default limit.
 func BenchmarkTerraform(b *testing.B) {
 	tf := providerbin.Terraform(b)
 	cairn := buildCairn(b)
@@ -50,7 +55,11 @@ func BenchmarkTerraform(b *testing.B) {
 			sizes = append(sizes, n)
 		}
 	}
-	for _, shape := range []string{"cairntest_fast", "time_static", "random_id"} {
+	shapes := []string{"cairntest_fast", "time_static", "random_id", "random_id_count"}
+	if s := os.Getenv("CAIRN_BENCH_SHAPES"); s != "" {
+		shapes = strings.Split(s, ",")
+	}
+	for _, shape := range shapes {
 		for _, n := range sizes {
 			b.Run(fmt.Sprintf("%s-%d", shape, n), func(b *testing.B) {
 				for range b.N {
@@ -70,15 +79,25 @@ func benchTerraformOnce(b *testing.B, tf, cairn, rc, shape string, n, par int, l
 	cdir := configDir(b, cfg)
 	state := filepath.Join(b.TempDir(), "state")
 	deploy := []string{"deploy", "--stack", "bench", "--dir", state, "--parallelism", pstr}
-	c := measure(b, cdir, env, 0, cairn, deploy...)
+	cenv := env
+	if n > 10000 {
+		cenv = append(cenv[:len(cenv):len(cenv)], "CAIRN_MAX_ELEMENTS=-1")
+	}
+	c := measure(b, cdir, cenv, 0, cairn, deploy...)
 	if c.err != nil {
 		b.Fatalf("cairn deploy: %v\n%s", c.err, c.tail)
 	}
-	noop := measure(b, cdir, env, 0, cairn, deploy...)
+	noop := measure(b, cdir, cenv, 0, cairn, deploy...)
 	if noop.err != nil {
 		b.Fatalf("cairn re-deploy: %v\n%s", noop.err, noop.tail)
 	}
 	cairnState := dirSize(state)
+	reportCairn(b, c, noop, cairnState, n)
+	if os.Getenv("CAIRN_BENCH_TERRAFORM") == "off" {
+		b.Logf("%s N=%d parallelism=%d: cairn %.2fs (cpu %.2fs, peak %.0f MB of which cairn %.0f MB, no-op %.2fs, state %d B/resource); terraform not run",
+			shape, n, par, c.wall.Seconds(), c.cpu.Seconds(), mb(c.peak), mb(c.selfPeak), noop.wall.Seconds(), cairnState/int64(n))
+		return
+	}
 
 	// terraform: init (not timed), apply, then apply again with nothing changed.
 	tdir := configDir(b, cfg)
@@ -100,18 +119,14 @@ func benchTerraformOnce(b *testing.B, tf, cairn, rc, shape string, n, par int, l
 	tfState := fileSize(filepath.Join(tdir, "terraform.tfstate"))
 
 	ratio := t.wall.Seconds() / c.wall.Seconds()
-	b.ReportMetric(c.wall.Seconds(), "cairn-s")
 	b.ReportMetric(t.wall.Seconds(), "terraform-s")
 	b.ReportMetric(ratio, "ratio")
-	b.ReportMetric(c.cpu.Seconds(), "cairn-cpu-s")
 	b.ReportMetric(t.cpu.Seconds(), "terraform-cpu-s")
-	b.ReportMetric(float64(c.peak)/(1<<20), "cairn-peak-MB")
-	b.ReportMetric(float64(t.peak)/(1<<20), "terraform-peak-MB")
-	b.ReportMetric(noop.wall.Seconds(), "cairn-noop-s")
+	b.ReportMetric(mb(t.peak), "terraform-peak-MB")
 	if !t.capped {
 		b.ReportMetric(tnoop.wall.Seconds(), "terraform-noop-s")
+		b.ReportMetric(tnoop.wall.Seconds()/noop.wall.Seconds(), "noop-ratio")
 	}
-	b.ReportMetric(float64(cairnState)/float64(n), "cairn-state-B/res")
 	if done > 0 {
 		b.ReportMetric(float64(tfState)/float64(done), "terraform-state-B/res")
 	}
@@ -119,10 +134,23 @@ func benchTerraformOnce(b *testing.B, tf, cairn, rc, shape string, n, par int, l
 	if t.capped {
 		capNote = fmt.Sprintf(" (terraform stopped at the %s cap with %d/%d created: the ratio is a lower bound)", limit, done, n)
 	}
-	b.Logf("%s N=%d parallelism=%d: cairn %.2fs (cpu %.2fs, peak %.0f MB, no-op %.2fs, state %d B/resource) | terraform %.2fs (cpu %.2fs, peak %.0f MB, no-op %s) | ratio %.1fx%s",
-		shape, n, par, c.wall.Seconds(), c.cpu.Seconds(), float64(c.peak)/(1<<20), noop.wall.Seconds(), cairnState/int64(n),
-		t.wall.Seconds(), t.cpu.Seconds(), float64(t.peak)/(1<<20), tnoop.String(), ratio, capNote)
+	b.Logf("%s N=%d parallelism=%d: cairn %.2fs (cpu %.2fs, peak %.0f MB of which cairn %.0f MB, no-op %.2fs, state %d B/resource) | terraform %.2fs (cpu %.2fs, peak %.0f MB, no-op %s) | ratio %.1fx%s",
+		shape, n, par, c.wall.Seconds(), c.cpu.Seconds(), mb(c.peak), mb(c.selfPeak), noop.wall.Seconds(), cairnState/int64(n),
+		t.wall.Seconds(), t.cpu.Seconds(), mb(t.peak), tnoop.String(), ratio, capNote)
 }
+
+// reportCairn reports cairn's own figures: wall and CPU time, peak memory of the process tree
+// (cairn and its provider plugins) and of cairn alone, the no-op re-deploy, state per resource.
+func reportCairn(b *testing.B, c, noop result, state int64, n int) {
+	b.ReportMetric(c.wall.Seconds(), "cairn-s")
+	b.ReportMetric(c.cpu.Seconds(), "cairn-cpu-s")
+	b.ReportMetric(mb(c.peak), "cairn-peak-MB")
+	b.ReportMetric(mb(c.selfPeak), "cairn-self-peak-MB")
+	b.ReportMetric(noop.wall.Seconds(), "cairn-noop-s")
+	b.ReportMetric(float64(state)/float64(n), "cairn-state-B/res")
+}
+
+func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 
 // terraformConfig is n independent resources of one type from one provider.
 func terraformConfig(shape string, n int) string {
@@ -138,8 +166,12 @@ func terraformConfig(shape string, n int) string {
 		for i := range n {
 			fmt.Fprintf(&sb, "resource \"time_static\" \"r%d\" {\n  triggers = { i = \"%d\" }\n}\n", i, i)
 		}
-	case "random_id":
+	case "random_id", "random_id_count":
 		fmt.Fprintf(&sb, "terraform {\n  required_providers {\n    random = { source = \"hashicorp/random\", version = %q }\n  }\n}\n", providerbin.RandomRelease.Version)
+		if shape == "random_id_count" {
+			fmt.Fprintf(&sb, "resource \"random_id\" \"r\" {\n  count       = %d\n  byte_length = 8\n}\n", n)
+			break
+		}
 		for i := range n {
 			fmt.Fprintf(&sb, "resource \"random_id\" \"r%d\" {\n  byte_length = 8\n  keepers = { i = \"%d\" }\n}\n", i, i)
 		}
@@ -147,10 +179,21 @@ func terraformConfig(shape string, n int) string {
 	return sb.String()
 }
 
+// configDir writes cfg into a new directory, cut at resource boundaries into files of at most
+// 1 MiB: the CLI sends no file over 4 MiB (a 100,000-resource main.tf is 5.5 MB).
 func configDir(b *testing.B, cfg string) string {
 	dir := b.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
-		b.Fatal(err)
+	for i := 0; cfg != ""; i++ {
+		part := cfg
+		if len(part) > 1<<20 {
+			if cut := strings.LastIndex(part[:1<<20], "\nresource "); cut > 0 {
+				part = part[:cut+1]
+			}
+		}
+		cfg = cfg[len(part):]
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("main%d.tf", i)), []byte(part), 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return dir
 }
@@ -166,6 +209,7 @@ func command(dir string, env []string, name string, args ...string) *exec.Cmd {
 type result struct {
 	wall, cpu time.Duration
 	peak      int64 // bytes: the largest sum of RSS over the tree, sampled every 50 ms
+	selfPeak  int64 // bytes: the process's own peak RSS (VmHWM), its plugins left out
 	capped    bool
 	err       error
 	tail      string
@@ -186,19 +230,22 @@ func measure(b *testing.B, dir string, env []string, limit time.Duration, name s
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	peak := make(chan int64)
+	peak := make(chan [2]int64)
 	stop := make(chan struct{})
 	go func() {
-		var max int64
+		var max, self int64
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			if rss := treeRSS(cmd.Process.Pid); rss > max {
 				max = rss
 			}
+			if hwm := peakRSS(cmd.Process.Pid); hwm > self {
+				self = hwm
+			}
 			select {
 			case <-stop:
-				peak <- max
+				peak <- [2]int64{max, self}
 				return
 			case <-tick.C:
 			}
@@ -216,7 +263,8 @@ func measure(b *testing.B, dir string, env []string, limit time.Duration, name s
 	err := cmd.Wait()
 	wall := time.Since(start)
 	close(stop)
-	r := result{wall: wall, peak: <-peak, err: err, capped: capped.Load(), tail: out.String()}
+	peaks := <-peak
+	r := result{wall: wall, peak: peaks[0], selfPeak: peaks[1], err: err, capped: capped.Load(), tail: out.String()}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		if m := ru.Maxrss * 1024; m > r.peak {
@@ -271,6 +319,21 @@ func treeRSS(pid int) int64 {
 	return sum
 }
 
+// peakRSS is a process's own peak resident memory (VmHWM), 0 once it has exited.
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 // tfResources counts the resource instances in a terraform state file.
 func tfResources(b *testing.B, path string) int {
 	data, err := os.ReadFile(path)
@@ -300,7 +363,12 @@ func fileSize(path string) int64 {
 	return info.Size()
 }
 
+// buildCairn builds cairn from this checkout, or returns CAIRN_BENCH_CAIRN (a cairn binary
+// built from another checkout: the same benchmark then measures before and after).
 func buildCairn(b *testing.B) string {
+	if bin := os.Getenv("CAIRN_BENCH_CAIRN"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(b.TempDir(), "cairn")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/cairn")
 	cmd.Dir = providerbin.RepoRoot()

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -60,6 +61,12 @@ var Flag = map[string]string{
 	"time":        "--max-eval-time",
 }
 
+// EnvName is the environment variable that sets a limit's flag: "--max-elements" ->
+// CAIRN_MAX_ELEMENTS.
+func EnvName(flag string) string {
+	return "CAIRN_" + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(flag, "--"), "-", "_"))
+}
+
 // withDefaults fills zero fields from Defaults.
 func (l Limits) withDefaults() Limits {
 	d := Defaults
@@ -93,8 +100,9 @@ func (e *Exceeded) Error() string {
 	if e.What != "" {
 		what = e.What + ": "
 	}
-	return fmt.Sprintf("%sexceeds the %s limit of this server (%s); the server's operator can change it with %s",
-		what, e.Limit, max, Flag[e.Limit])
+	flag := Flag[e.Limit]
+	return fmt.Sprintf("%sexceeds the %s limit of this server (%s); the server's operator can change it with %s "+
+		"(an in-process cairn reads %s)", what, e.Limit, max, flag, EnvName(flag))
 }
 
 // Named returns err with what as the name of what reached the limit, when err is an

@@ -40,6 +40,9 @@ func (r *runner) connect(ctx context.Context) (c *client.Client, stop func(), er
 	if err != nil {
 		return nil, nil, err
 	}
+	if cfg.Limits, err = envLimits(r.env.Getenv); err != nil {
+		return nil, nil, err
+	}
 	a, err := r.env.Start(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot start cairn in-process: %w", err)

@@ -96,7 +96,7 @@ func (r *runner) deployCommand() *cobra.Command {
 			return err
 		}
 		// The stack as it ended: its status (when op does not say) and its outputs.
-		st, err := c.Stack(ctx, stack)
+		st, err := c.StackBrief(ctx, stack)
 		if err != nil && !isNotFound(err) {
 			return err
 		}

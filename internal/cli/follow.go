@@ -19,17 +19,20 @@ const pollWait = 5 * time.Second
 // lastSeq returns the sequence number of stack's last event, 0 when it has none or does not
 // exist.
 func lastSeq(ctx context.Context, c *client.Client, stack string) (int64, error) {
-	evs, err := c.Events(ctx, stack, 0, 0)
+	ev, _, err := c.LastEvent(ctx, stack)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Code == api.CodeInvalidRequest {
+		// A server older than events?latest=true: read the whole history instead.
+		evs, lerr := c.Events(ctx, stack, 0, 0)
+		if len(evs) > 0 {
+			ev = evs[len(evs)-1]
+		}
+		err = lerr
+	}
 	if isNotFound(err) {
 		return 0, nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	if len(evs) == 0 {
-		return 0, nil
-	}
-	return evs[len(evs)-1].Seq, nil
+	return ev.Seq, err
 }
 
 func isNotFound(err error) bool {
@@ -131,7 +134,7 @@ func (r *runner) followPrinting(ctx context.Context, c *client.Client, op api.Op
 	})()
 	// The stack's resources as known now size the columns, so that they stay put.
 	var known []api.Resource
-	if st, err := c.Stack(ctx, op.Stack); err == nil {
+	if st, err := c.StackBrief(ctx, op.Stack); err == nil {
 		known = st.Resources
 	}
 	event, stop := r.view().progress(op.Stack, known)

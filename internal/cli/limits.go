@@ -44,3 +44,10 @@ func (l *limitFlags) limits(cmd *cobra.Command, getenv func(string) string) (bud
 	return budget.Limits{Depth: int(l.depth), AliasNodes: l.aliasNodes, Instances: l.instances, Resources: l.resources,
 		Elements: l.elements, Bytes: l.bytes, Time: l.evalTime}, nil
 }
+
+// envLimits are the limits of an in-process cairn: the CAIRN_MAX_* variables `cairn server`
+// reads, so that a stack too large for the defaults can be deployed without a server.
+func envLimits(getenv func(string) string) (budget.Limits, error) {
+	cmd := &cobra.Command{}
+	return addLimitFlags(cmd).limits(cmd, getenv)
+}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +48,36 @@ func TestServerLimitFlags(t *testing.T) {
 	env := Env{Stderr: stderr, Getenv: func(k string) string { return map[string]string{"CAIRN_MAX_BYTES": "lots"}[k] }}
 	if code := Run(context.Background(), []string{"server", "--dir", t.TempDir()}, env); code == 0 || !strings.Contains(stderr.String(), "CAIRN_MAX_BYTES") {
 		t.Errorf("a bad CAIRN_MAX_BYTES: exit %d, %q; want a usage error naming it", code, stderr.String())
+	}
+}
+
+// TestInProcessLimitsFromEnv: a command that starts cairn in-process (deploy without
+// --server) takes its limits from the CAIRN_MAX_* variables, as `cairn server` does, so that a
+// stack too large for the defaults deploys without a server; a bad value is a usage error.
+func TestInProcessLimitsFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(`resource "terraform_data" "a" {}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got app.Config
+	env := Env{Stderr: new(strings.Builder), Stdout: new(strings.Builder),
+		Getenv: func(k string) string {
+			return map[string]string{"CAIRN_MAX_ELEMENTS": "-1", "CAIRN_MAX_EVAL_TIME": "5m"}[k]
+		},
+		Start: func(_ context.Context, cfg app.Config) (*app.App, error) {
+			got = cfg
+			return nil, context.DeadlineExceeded
+		}}
+	Run(context.Background(), []string{"deploy", "--stack", "s", "-f", dir, "--dir", t.TempDir()}, env)
+	if want := (budget.Limits{Elements: -1, Time: 5 * time.Minute}); !cmp.Equal(want, got.Limits) {
+		t.Errorf("in-process Limits: %+v, want %+v", got.Limits, want)
+	}
+	stderr := new(strings.Builder)
+	env = Env{Stderr: stderr, Stdout: new(strings.Builder), Getenv: func(k string) string {
+		return map[string]string{"CAIRN_MAX_INSTANCES": "many"}[k]
+	}, Start: env.Start}
+	if code := Run(context.Background(), []string{"deploy", "--stack", "s", "-f", dir, "--dir", t.TempDir()}, env); code == 0 ||
+		!strings.Contains(stderr.String(), "CAIRN_MAX_INSTANCES") {
+		t.Errorf("a bad CAIRN_MAX_INSTANCES: exit %d, %q; want an error naming it", code, stderr.String())
 	}
 }

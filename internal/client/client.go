@@ -116,6 +116,18 @@ func (c *Client) Stack(ctx context.Context, name string) (api.Stack, error) {
 	return st, err
 }
 
+// StackBrief is Stack without the resources' attributes (?attributes=false); against a server
+// that does not know the parameter, it reads the whole stack.
+func (c *Client) StackBrief(ctx context.Context, name string) (api.Stack, error) {
+	var st api.Stack
+	err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(name), url.Values{"attributes": {"false"}}, nil, &st)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Code == api.CodeInvalidRequest {
+		return c.Stack(ctx, name)
+	}
+	return st, err
+}
+
 // Stacks lists every stack's summary.
 func (c *Client) Stacks(ctx context.Context) ([]api.Stack, error) {
 	var body struct {
@@ -156,6 +168,18 @@ func (c *Client) Events(ctx context.Context, stack string, after int64, wait tim
 	}
 	err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(stack)+"/events", waitQuery(q, wait), nil, &body)
 	return body.Events, err
+}
+
+// LastEvent returns the stack's newest event; ok is false when it has none.
+func (c *Client) LastEvent(ctx context.Context, stack string) (ev api.Event, ok bool, err error) {
+	var body struct {
+		Events []api.Event `json:"events"`
+	}
+	q := url.Values{"latest": {"true"}}
+	if err := c.do(ctx, http.MethodGet, "/v1/stacks/"+url.PathEscape(stack)+"/events", q, nil, &body); err != nil || len(body.Events) == 0 {
+		return api.Event{}, false, err
+	}
+	return body.Events[len(body.Events)-1], true, nil
 }
 
 func waitQuery(q url.Values, wait time.Duration) url.Values {

@@ -13,6 +13,16 @@ import (
 
 // Stack describes a stack with its resources, parameters (NoEcho masked) and outputs.
 func (e *Engine) Stack(ctx context.Context, name string) (api.Stack, error) {
+	return e.stack(ctx, name, true)
+}
+
+// StackBrief is Stack without the resources' attributes: their ids, types and statuses, as a
+// CLI following a deploy needs them, at a fraction of the cost for a large stack.
+func (e *Engine) StackBrief(ctx context.Context, name string) (api.Stack, error) {
+	return e.stack(ctx, name, false)
+}
+
+func (e *Engine) stack(ctx context.Context, name string, attributes bool) (api.Stack, error) {
 	key := stackKey(ctx, name)
 	st, err := e.store.GetStack(ctx, key)
 	if err != nil {
@@ -29,7 +39,7 @@ func (e *Engine) Stack(ctx context.Context, name string) (api.Stack, error) {
 	for _, r := range rows {
 		res := api.Resource{LogicalID: r.Name, PhysicalID: r.ID, Type: r.Type,
 			Status: r.Status, StatusReason: r.StatusReason, UpdatedAt: r.UpdatedAt}
-		if policyOf(st.Dialect).ShowsAttributes {
+		if attributes && policyOf(st.Dialect).ShowsAttributes {
 			// The resource's state is what users read (terraform show); secrets masked.
 			if v, err := value.Unmarshal(r.Outputs); err == nil && !v.IsNull() {
 				res.Attributes = value.MaskedAs(v, api.UnknownMarker, api.SensitiveMarker)
@@ -78,14 +88,27 @@ func (e *Engine) Stacks(ctx context.Context) ([]api.Stack, error) {
 }
 
 // Events returns the stack's events after seq, oldest first, at most limit (0: all).
+// LastEvent returns the stack's newest event, reading that one row.
+func (e *Engine) LastEvent(ctx context.Context, stack string) (api.Event, bool, error) {
+	seq, err := e.store.LastEventSeq(ctx, stackKey(ctx, stack))
+	if err != nil {
+		return api.Event{}, false, fmt.Errorf("cannot read events of stack %s: %w", stack, err)
+	}
+	evs, err := e.Events(ctx, stack, max(seq-1, 0), 1)
+	if err != nil || len(evs) == 0 {
+		return api.Event{}, false, err
+	}
+	return evs[0], true, nil
+}
+
 func (e *Engine) Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error) {
 	key := stackKey(ctx, stack)
 	evs, err := e.store.ListEvents(ctx, key, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read events of stack %s: %w", stack, err)
 	}
-	if len(evs) == 0 { // none yet, or no such stack: only then read the (large) stack row
-		if _, err := e.store.GetStack(ctx, key); err != nil {
+	if len(evs) == 0 { // none yet, or no such stack
+		if _, err := e.store.StackStatus(ctx, key); err != nil {
 			return nil, fmt.Errorf("cannot find stack %s: %w", stack, err)
 		}
 	}

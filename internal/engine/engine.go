@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // Options configure an Engine. Zero values are documented per field.
@@ -250,11 +251,31 @@ func (e *Engine) wake() {
 
 // Operation returns an operation by id.
 func (e *Engine) Operation(ctx context.Context, id string) (api.Operation, error) {
-	op, err := e.ownOperation(ctx, id)
+	op, stackStatus, err := e.watchOperation(ctx, id)
 	if err != nil {
 		return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
 	}
-	return e.apiOperation(ctx, op), nil
+	return watched(op, stackStatus), nil
+}
+
+// watchOperation reads operation id, when the calling tenant owns it, and its stack's status,
+// without the request or the stack's template: a CLI following a deploy asks for it after
+// every batch of events, and those two grow with the stack.
+func (e *Engine) watchOperation(ctx context.Context, id string) (state.Operation, string, error) {
+	op, stackStatus, err := e.store.WatchOperation(ctx, id)
+	if err != nil {
+		return state.Operation{}, "", err
+	}
+	if t, _ := state.SplitStackKey(op.Stack); t != tenant.From(ctx) {
+		return state.Operation{}, "", state.ErrNotFound
+	}
+	return op, stackStatus, nil
+}
+
+func watched(op state.Operation, stackStatus string) api.Operation {
+	_, name := state.SplitStackKey(op.Stack)
+	return api.Operation{ID: op.ID, Stack: name, Kind: op.Kind, Status: op.Status, StatusReason: op.StatusReason,
+		StartedAt: op.StartedAt, EndedAt: op.EndedAt, StackStatus: stackStatus}
 }
 
 func (e *Engine) apiOperation(ctx context.Context, op state.Operation) api.Operation {
@@ -273,12 +294,12 @@ func (e *Engine) Wait(ctx context.Context, id string) (api.Operation, error) {
 		e.mu.Lock()
 		done := e.running[id]
 		e.mu.Unlock()
-		op, err := e.ownOperation(ctx, id)
+		op, stackStatus, err := e.watchOperation(ctx, id)
 		if err != nil {
 			return api.Operation{}, fmt.Errorf("cannot get operation %s: %w", id, err)
 		}
 		if op.Status != state.Running {
-			return e.apiOperation(ctx, op), nil
+			return watched(op, stackStatus), nil
 		}
 		if done == nil { // run by another engine, or not resumed yet: poll
 			done = make(chan struct{})
@@ -286,7 +307,7 @@ func (e *Engine) Wait(ctx context.Context, id string) (api.Operation, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return e.apiOperation(context.WithoutCancel(ctx), op), nil
+			return watched(op, stackStatus), nil
 		case <-done:
 		}
 	}

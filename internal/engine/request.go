@@ -276,19 +276,6 @@ func stackKey(ctx context.Context, name string) string {
 // keyOf is the key of a stack row.
 func keyOf(row state.Stack) string { return state.StackKey(row.Tenant, row.Name) }
 
-// ownOperation returns operation id when the calling tenant owns it, and ErrNotFound for an
-// operation of another tenant: existence is a secret too.
-func (e *Engine) ownOperation(ctx context.Context, id string) (state.Operation, error) {
-	op, err := e.store.GetOperation(ctx, id)
-	if err != nil {
-		return state.Operation{}, err
-	}
-	if t, _ := state.SplitStackKey(op.Stack); t != tenant.From(ctx) {
-		return state.Operation{}, state.ErrNotFound
-	}
-	return op, nil
-}
-
 func validStackName(name string) error {
 	ok := name != "" && len(name) <= 128 && (name[0] >= 'A' && name[0] <= 'Z' || name[0] >= 'a' && name[0] <= 'z')
 	for _, c := range name {

@@ -40,9 +40,11 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 
 // query holds the query parameters of the long polls and of outputs.
 type query struct {
-	after       int64
-	wait        time.Duration
-	showSecrets bool // outputs?show-secrets=true
+	after        int64
+	wait         time.Duration
+	showSecrets  bool // outputs?show-secrets=true
+	latest       bool // events?latest=true
+	noAttributes bool // stacks/{name}?attributes=false
 }
 
 // parseQuery parses the named query parameters and refuses any other.
@@ -70,6 +72,14 @@ func parseQuery(r *http.Request, names ...string) (query, error) {
 			q.wait, err = parseWait(vals[0])
 			if err != nil {
 				return q, err
+			}
+		case "attributes":
+			if q.noAttributes = vals[0] == "false"; !q.noAttributes && vals[0] != "true" {
+				return q, &requestError{msg: fmt.Sprintf("query parameter attributes=%q: want true or false", vals[0])}
+			}
+		case "latest":
+			if q.latest = vals[0] == "true"; !q.latest && vals[0] != "false" {
+				return q, &requestError{msg: fmt.Sprintf("query parameter latest=%q: want true or false", vals[0])}
 			}
 		case "show-secrets":
 			q.showSecrets, err = strconv.ParseBool(vals[0])

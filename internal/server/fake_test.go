@@ -112,6 +112,22 @@ func (f *fakeEngine) Events(ctx context.Context, stack string, after int64, limi
 	return f.EventsFn(ctx, stack, after, limit)
 }
 
+func (f *fakeEngine) StackBrief(ctx context.Context, name string) (api.Stack, error) {
+	st, err := f.Stack(ctx, name)
+	for i := range st.Resources {
+		st.Resources[i].Attributes = nil
+	}
+	return st, err
+}
+
+func (f *fakeEngine) LastEvent(ctx context.Context, stack string) (api.Event, bool, error) {
+	evs, err := f.Events(ctx, stack, 0, 0)
+	if err != nil || len(evs) == 0 {
+		return api.Event{}, false, err
+	}
+	return evs[len(evs)-1], true, nil
+}
+
 func (f *fakeEngine) Operation(ctx context.Context, id string) (api.Operation, error) {
 	if f.OperationFn == nil {
 		return api.Operation{}, errNotImplemented

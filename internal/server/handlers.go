@@ -113,7 +113,16 @@ func (s *Server) stacks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) stack(w http.ResponseWriter, r *http.Request) {
-	st, err := s.eng.Stack(r.Context(), r.PathValue("name"))
+	q, err := parseQuery(r, "attributes")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	read := s.eng.Stack
+	if q.noAttributes {
+		read = s.eng.StackBrief
+	}
+	st, err := read(r.Context(), r.PathValue("name"))
 	s.reply(w, r, http.StatusOK, st, err)
 }
 
@@ -129,9 +138,21 @@ func (s *Server) outputs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	q, err := parseQuery(r, "after", "wait")
+	q, err := parseQuery(r, "after", "wait", "latest")
+	if err == nil && q.latest && (q.after > 0 || q.wait > 0) {
+		err = &requestError{msg: "query parameter latest=true takes neither after nor wait"}
+	}
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if q.latest { // where to start following: one event, however long the stack's history
+		ev, ok, err := s.eng.LastEvent(r.Context(), r.PathValue("name"))
+		evs := []api.Event{}
+		if ok {
+			evs = append(evs, ev)
+		}
+		s.reply(w, r, http.StatusOK, EventList{Events: evs}, err)
 		return
 	}
 	evs, err := s.pollEvents(r.Context(), r.PathValue("name"), q.after, q.wait)

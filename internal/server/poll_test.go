@@ -204,3 +204,58 @@ func TestCloseEndsLongPolls(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsLatest: events?latest=true answers only the newest event (a follower's starting
+// point, without the stack's whole history), [] when there is none, and refuses after or wait.
+func TestEventsLatest(t *testing.T) {
+	var evs []api.Event
+	eng := &fakeEngine{EventsFn: func(context.Context, string, int64, int) ([]api.Event, error) { return evs, nil }}
+	h := New(Config{Engine: eng}).Handler()
+	got, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo/events?latest=true"})
+	if diff := cmp.Diff(answer{Status: 200, Body: js(t, `{"events":[]}`)}, got); diff != "" {
+		t.Errorf("no events: -want +got:\n%s", diff)
+	}
+	evs = []api.Event{{Seq: 3, Stack: "demo", Status: "CREATE_IN_PROGRESS", Timestamp: t0},
+		{Seq: 9, Stack: "demo", Status: "CREATE_COMPLETE", Timestamp: t0}}
+	got, _ = do(t, h, call{method: "GET", path: "/v1/stacks/demo/events?latest=true"})
+	want := answer{Status: 200, Body: js(t, `{"events":[{"seq":9,"stack":"demo","logicalId":"","type":"","status":"CREATE_COMPLETE","timestamp":"2026-01-02T03:04:05Z"}]}`)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("latest: -want +got:\n%s", diff)
+	}
+	for _, q := range []string{"latest=true&after=3", "latest=true&wait=5s", "latest=yes"} {
+		if got, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo/events?" + q}); got.Status != 400 {
+			t.Errorf("events?%s: status %d, want 400", q, got.Status)
+		}
+	}
+}
+
+// TestStackAttributesFalse: stacks/{name}?attributes=false answers the stack with its
+// resources but without their attributes; any value but true or false is refused.
+func TestStackAttributesFalse(t *testing.T) {
+	eng := &fakeEngine{StackFn: func(context.Context, string) (api.Stack, error) {
+		return api.Stack{Name: "demo", Status: "CREATE_COMPLETE", Resources: []api.Resource{
+			{LogicalID: "a", Type: "t", Attributes: map[string]any{"id": "x"}}}}, nil
+	}}
+	h := New(Config{Engine: eng}).Handler()
+	resource := func(a answer) map[string]any {
+		t.Helper()
+		body, _ := a.Body.(map[string]any)
+		list, _ := body["resources"].([]any)
+		if a.Status != 200 || len(list) != 1 {
+			t.Fatalf("answer %+v: want 200 and one resource", a)
+		}
+		r, _ := list[0].(map[string]any)
+		return r
+	}
+	full, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo"})
+	brief, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo?attributes=false"})
+	if r := resource(full); r["attributes"] == nil {
+		t.Errorf("full: %v, want its attributes", r)
+	}
+	if r := resource(brief); r["attributes"] != nil || r["logicalId"] != "a" {
+		t.Errorf("attributes=false: %v, want resource a without attributes", r)
+	}
+	if got, _ := do(t, h, call{method: "GET", path: "/v1/stacks/demo?attributes=no"}); got.Status != 400 {
+		t.Errorf("attributes=no: status %d, want 400", got.Status)
+	}
+}

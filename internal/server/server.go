@@ -48,9 +48,13 @@ type Commands interface {
 type Queries interface {
 	Stacks(ctx context.Context) ([]api.Stack, error)
 	Stack(ctx context.Context, name string) (api.Stack, error)
+	// StackBrief is Stack without the resources' attributes.
+	StackBrief(ctx context.Context, name string) (api.Stack, error)
 	// Outputs returns a stack's outputs, secrets masked unless showSecrets.
 	Outputs(ctx context.Context, name string, showSecrets bool) ([]api.Output, error)
 	Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error)
+	// LastEvent returns the stack's newest event; ok is false when it has none.
+	LastEvent(ctx context.Context, stack string) (ev api.Event, ok bool, err error)
 	Operation(ctx context.Context, id string) (api.Operation, error)
 	// Wait blocks until operation id has finished or ctx is done, and returns it as it is then.
 	Wait(ctx context.Context, id string) (api.Operation, error)

@@ -82,6 +82,9 @@ type Stack struct {
 type Stacks interface {
 	PutStack(ctx context.Context, s Stack) error // insert or replace by key
 	GetStack(ctx context.Context, key string) (Stack, error)
+	// StackStatus is the stack's Status, or ErrNotFound: a check that the stack exists at a
+	// cost that does not grow with its template.
+	StackStatus(ctx context.Context, key string) (string, error)
 	ListStacks(ctx context.Context, tenant string) ([]Stack, error) // the tenant's stacks, sorted by Name
 	// DeleteStack removes the stack with its resources, journal, operations and events.
 	DeleteStack(ctx context.Context, key string) error
@@ -212,6 +215,10 @@ type Operations interface {
 	// FinishOperation marks op Succeeded or Failed and clears its stack's operation.
 	FinishOperation(ctx context.Context, id, status, reason string, at time.Time) error
 	GetOperation(ctx context.Context, id string) (Operation, error)
+	// WatchOperation returns operation id without its Request, and its stack's Status ("" once
+	// the stack row is gone): what following an operation reads many times a second, at a cost
+	// that does not grow with the stack's template.
+	WatchOperation(ctx context.Context, id string) (op Operation, stackStatus string, err error)
 	ListRunningOperations(ctx context.Context) ([]Operation, error)
 }
 

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -124,6 +125,26 @@ func (s *Store) GetOperation(ctx context.Context, id string) (state.Operation, e
 	return op, nil
 }
 
+// watchQuery reads an operation's small columns through operations_small, and its stack's
+// status (which its row stores before the large columns).
+const watchQuery = `SELECT o.id, o.stack, o.kind, o.status, o.status_reason, o.owner, o.lease_expires, o.started_at,
+	o.ended_at, COALESCE(s.status, '') FROM operations o INDEXED BY operations_small
+	LEFT JOIN stacks s ON s.name = o.stack WHERE o.id = ?`
+
+// WatchOperation reads the operation's small columns and its stack's status in one query.
+func (s *Store) WatchOperation(ctx context.Context, id string) (state.Operation, string, error) {
+	var op state.Operation
+	var l, st, e int64
+	var stackStatus string
+	err := s.r.QueryRowContext(ctx, watchQuery, id).Scan(&op.ID, &op.Stack, &op.Kind, &op.Status, &op.StatusReason, &op.Owner, &l, &st, &e,
+		&stackStatus)
+	if err != nil {
+		return state.Operation{}, "", fmt.Errorf("cannot get operation %s: %w", id, noRow(err))
+	}
+	op.LeaseExpires, op.StartedAt, op.EndedAt = tm(l), tm(st), tm(e)
+	return op, stackStatus, nil
+}
+
 // ListRunningOperations lists running operations, oldest first.
 func (s *Store) ListRunningOperations(ctx context.Context) ([]state.Operation, error) {
 	out, err := list(ctx, s.r, scanOp, `SELECT `+opCols+` FROM operations WHERE status = 'running' ORDER BY started_at, id`)
@@ -137,12 +158,15 @@ func (s *Store) ListRunningOperations(ctx context.Context) ([]state.Operation, e
 }
 
 func (s *Store) AppendEvent(ctx context.Context, e state.Event) (int64, error) {
-	res, err := s.st.event.ExecContext(ctx, e.Stack, e.Operation, e.LogicalID, e.PhysicalID, e.Type, e.Status, e.Reason,
-		ms(e.At))
-	if err != nil {
-		return 0, fmt.Errorf("cannot append event of stack %s: %w", e.Stack, err)
-	}
-	seq, err := res.LastInsertId()
+	var seq int64
+	err := s.batched(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.StmtContext(ctx, s.st.event).ExecContext(ctx, e.Stack, e.Operation, e.LogicalID, e.PhysicalID, e.Type,
+			e.Status, e.Reason, ms(e.At))
+		if err == nil {
+			seq, err = res.LastInsertId()
+		}
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("cannot append event of stack %s: %w", e.Stack, err)
 	}
@@ -224,7 +248,7 @@ func scanCR(sc scanner) (state.CustomRequest, error) {
 func (s *Store) PutCustomRequest(ctx context.Context, r state.CustomRequest) (state.CustomRequest, bool, error) {
 	var stored state.CustomRequest
 	var inserted bool
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.batched(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO custom_requests (`+crCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.Stack, r.LogicalID, s.seal(r.Body, "custom_requests", "body", r.ID), ms(r.Expires), r.Sent,
@@ -249,13 +273,16 @@ func (s *Store) PutCustomRequest(ctx context.Context, r state.CustomRequest) (st
 }
 
 func (s *Store) MarkCustomRequestSent(ctx context.Context, id string) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE custom_requests SET sent = 1 WHERE id = ?`, id)
-	if err == nil {
-		var n int64
-		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			err = state.ErrNotFound
+	err := s.batched(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE custom_requests SET sent = 1 WHERE id = ?`, id)
+		if err != nil {
+			return err
 		}
-	}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return cmp.Or(err, state.ErrNotFound)
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("cannot mark custom request %s sent: %w", id, err)
 	}
@@ -280,7 +307,7 @@ func (s *Store) SaveCustomResponse(ctx context.Context, id string, body []byte, 
 	if body == nil {
 		body = []byte{} // sealed, so that the stored row is not NULL
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.batched(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE custom_requests SET response = COALESCE(?, x''), responded_at = ?
 			WHERE id = ? AND response IS NULL`, s.seal(body, "custom_requests", "response", id), ms(at), id)
 		if err != nil {

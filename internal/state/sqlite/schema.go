@@ -165,4 +165,10 @@ ALTER TABLE stacks ADD COLUMN tfstate BLOB;
 	`
 ALTER TABLE functions ADD COLUMN env BLOB;
 `,
+	// 10: an operation's small columns, covered by an index: its row stores them after the
+	// request (the whole template), so reading them from the row walks the request's overflow
+	// pages. Every fenced journal append and every watch of the operation reads them.
+	`
+CREATE INDEX operations_small ON operations (id, status, owner, stack, kind, status_reason, lease_expires, started_at, ended_at);
+`,
 }

@@ -68,6 +68,15 @@ func (s *Store) GetStack(ctx context.Context, name string) (state.Stack, error) 
 	return st, nil
 }
 
+// StackStatus reads one column, which the row stores before the large ones.
+func (s *Store) StackStatus(ctx context.Context, name string) (string, error) {
+	var status string
+	if err := s.r.QueryRowContext(ctx, `SELECT status FROM stacks WHERE name = ?`, name).Scan(&status); err != nil {
+		return "", fmt.Errorf("cannot get stack %s: %w", name, noRow(err))
+	}
+	return status, nil
+}
+
 func (s *Store) ListStacks(ctx context.Context, tenant string) ([]state.Stack, error) {
 	out, err := list(ctx, s.r, scanStack, stackSelect+` WHERE s.tenant = ? ORDER BY s.name`, tenantOf(tenant))
 	if err == nil {
@@ -168,9 +177,9 @@ func (s *Store) GetResource(ctx context.Context, stack, name string) (state.Reso
 // Put, Delete and Stack, fails the whole Append.
 func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...state.Write) (int64, error) {
 	var seq int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.batched(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if e.Fence != "" {
-			if err := fenced(ctx, tx, e.Operation, e.Fence); err != nil {
+			if err := s.fenced(ctx, tx, e.Operation, e.Fence); err != nil {
 				return err
 			}
 		}
@@ -196,11 +205,14 @@ func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...stat
 	return seq, nil
 }
 
+// fenceQuery reads what fenced checks, through operations_small.
+const fenceQuery = `SELECT status, owner FROM operations INDEXED BY operations_small WHERE id = ?`
+
 // fenced returns an error wrapping state.ErrFenced unless operation is running and held by
 // owner; in Append's write transaction, so no other engine claims it in between.
-func fenced(ctx context.Context, tx *sql.Tx, operation, owner string) error {
+func (s *Store) fenced(ctx context.Context, tx *sql.Tx, operation, owner string) error {
 	var status, holder string
-	err := tx.QueryRowContext(ctx, `SELECT status, owner FROM operations WHERE id = ?`, operation).Scan(&status, &holder)
+	err := tx.StmtContext(ctx, s.st.fence).QueryRowContext(ctx, operation).Scan(&status, &holder)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("operation %s does not exist: %w", operation, state.ErrFenced)

@@ -24,6 +24,7 @@ type Store struct {
 	w    *sql.DB // the one writer connection; its transactions BEGIN IMMEDIATE
 	r    *sql.DB // query-only readers
 	st   stmts
+	c    *committer                      // batches the writes of concurrent callers (batch.go)
 	ring atomic.Pointer[secrets.Keyring] // seals the columns of sealedTables
 }
 
@@ -32,7 +33,7 @@ var _ state.Store = (*Store)(nil)
 // stmts are the statements every resource step runs, prepared once on the writer so SQLite
 // does not parse them again on every call.
 type stmts struct {
-	journal, putResource, delResource, event *sql.Stmt
+	journal, putResource, delResource, event, fence *sql.Stmt
 }
 
 // pragmas apply to every connection. synchronous=NORMAL in WAL mode loses no committed
@@ -112,6 +113,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("cannot open state db %q: %w", path, err)
 	}
+	s.startCommitter()
 	return s, nil
 }
 
@@ -137,8 +139,9 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database. Calls after the first do nothing.
 func (s *Store) Close() error {
+	s.stopCommitter()
 	var errs []error
-	for _, st := range []*sql.Stmt{s.st.journal, s.st.putResource, s.st.delResource, s.st.event} {
+	for _, st := range []*sql.Stmt{s.st.journal, s.st.putResource, s.st.delResource, s.st.event, s.st.fence} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -204,6 +207,7 @@ func (s *Store) prepare() error {
 		delResource: prep(`DELETE FROM resources WHERE stack = ? AND name = ?`),
 		event: prep(`INSERT INTO events (stack, operation, logical_id, physical_id, type, status, reason, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+		fence: prep(fenceQuery),
 	}
 	return err
 }

@@ -225,3 +225,38 @@ func testFinishOperation(t *testing.T, s state.Store) {
 	}
 	wantNotFound(t, "FinishOperation(missing)", s.FinishOperation(ctx, "missing", state.Failed, "", t0))
 }
+
+// testWatchOperation: WatchOperation is GetOperation without the Request, plus the stack's
+// status, as the operation runs, ends and its stack goes away.
+func testWatchOperation(t *testing.T, s state.Store) {
+	ctx := t.Context()
+	_, _, err := s.WatchOperation(ctx, "missing")
+	wantNotFound(t, "WatchOperation(missing)", err)
+
+	op := operation("op1", "s")
+	must(t, "StartOperation", s.StartOperation(ctx, op))
+	want := op
+	want.Request = nil
+	check := func(when, wantStatus string) {
+		t.Helper()
+		got, status, err := s.WatchOperation(ctx, op.ID)
+		must(t, "WatchOperation", err)
+		if diff := cmp.Diff(want, got, opts); diff != "" {
+			t.Errorf("WatchOperation %s: -want +got:\n%s", when, diff)
+		}
+		if status != wantStatus {
+			t.Errorf("WatchOperation %s: stack status %q, want %q", when, status, wantStatus)
+		}
+		wantUTC(t, "WatchOperation", got.StartedAt, got.LeaseExpires)
+	}
+	check("before the stack row exists", "")
+	st := stack("s")
+	st.Status = "CREATE_IN_PROGRESS"
+	must(t, "PutStack", s.PutStack(ctx, st))
+	check("while it runs", "CREATE_IN_PROGRESS")
+	st.Status = "CREATE_COMPLETE"
+	must(t, "PutStack", s.PutStack(ctx, st))
+	must(t, "FinishOperation", s.FinishOperation(ctx, op.ID, state.Succeeded, "done", t0.Add(time.Hour)))
+	want.Status, want.StatusReason, want.EndedAt = state.Succeeded, "done", t0.Add(time.Hour)
+	check("after it ended", "CREATE_COMPLETE")
+}

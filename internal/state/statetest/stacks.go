@@ -19,6 +19,8 @@ func testStacks(t *testing.T, s state.Store) {
 	}
 	_, err = s.GetStack(ctx, "missing")
 	wantNotFound(t, "GetStack(missing)", err)
+	_, err = s.StackStatus(ctx, "missing")
+	wantNotFound(t, "StackStatus(missing)", err)
 
 	for _, name := range []string{"b", "c", "a"} {
 		must(t, "PutStack", s.PutStack(ctx, stack(name)))
@@ -38,6 +40,11 @@ func testStacks(t *testing.T, s state.Store) {
 	want := []state.Stack{a2, stack("b"), stack("c")}
 	if diff := cmp.Diff(want, got, opts); diff != "" {
 		t.Errorf("ListStacks must be sorted by name and show the replaced row: -want +got:\n%s", diff)
+	}
+	for key, status := range map[string]string{"a": "UPDATE_COMPLETE", "b": "CREATE_COMPLETE"} {
+		if got, err := s.StackStatus(ctx, key); err != nil || got != status {
+			t.Errorf("StackStatus(%s) = %q, %v; want %q", key, got, err, status)
+		}
 	}
 }
 

@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 		{"StartOperationConcurrently", testStartOperationConcurrently},
 		{"ClaimOperation", testClaimOperation},
 		{"FinishOperation", testFinishOperation},
+		{"WatchOperation", testWatchOperation},
 		{"Events", testEvents},
 		{"EventSeqNeverReused", testEventSeqNeverReused},
 		{"Key", testKey},
