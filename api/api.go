@@ -37,6 +37,8 @@ type DeployRequest struct {
 	// Plan is a PreviewResponse.Plan of this very request: the deploy applies exactly its
 	// steps, and is refused (409, plan_stale) when the stack or the template moved since.
 	Plan json.RawMessage `json:"plan,omitempty"`
+	// SavePlan asks a preview for PreviewResponse.Saved: the request as a plan file may keep it.
+	SavePlan bool `json:"savePlan,omitempty"`
 }
 
 // ValidateRequest is the body of POST /v1/validate.
@@ -160,6 +162,11 @@ type PreviewResponse struct {
 	// Plan is the whole plan, opaque to clients: DeployRequest.Plan sends it back for the
 	// deploy to apply exactly these steps (cairn preview --out, cairn deploy --plan).
 	Plan json.RawMessage `json:"plan,omitempty"`
+	// Saved (asked by DeployRequest.SavePlan) is the request without the values of ephemeral
+	// variables, which are never saved: EphemeralVars names them, for the deploy of the saved
+	// plan to give again, as terraform apply PLANFILE asks for them.
+	Saved         *DeployRequest `json:"saved,omitempty"`
+	EphemeralVars []string       `json:"ephemeralVars,omitempty"`
 }
 
 // OutputChange is what a deploy would do to one stack output: Action is ActionAdd,

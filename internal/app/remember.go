@@ -130,21 +130,30 @@ func listenNew() (net.Listener, error) {
 	return ln, nil
 }
 
-// createRemembered writes addr to path unless the file exists (fs.ErrExist then).
+// createRemembered writes addr to path unless the file exists (fs.ErrExist then). The file
+// appears whole or not at all (a hard link of a written temporary file), so that a cairn
+// starting at the same moment never reads it empty.
 func createRemembered(path, addr string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), ".listen-*")
 	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return err
-		}
 		return fmt.Errorf("cannot remember the response address: %w", err)
 	}
+	defer os.Remove(f.Name())
 	_, werr := f.WriteString(addr + "\n")
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), 0o600)
+	}
 	if werr != nil {
 		return fmt.Errorf("cannot remember the response address: %w", werr)
+	}
+	if err := os.Link(f.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return fmt.Errorf("cannot remember the response address: %w", err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,7 +48,7 @@ func (r *runner) deployCommand() *cobra.Command {
 		}
 		var src source
 		if planPath != "" {
-			if src, stack, err = r.savedPlanSource(cmd, planPath, stack); err != nil {
+			if src, stack, err = r.savedPlanSource(cmd, &sf, planPath, stack); err != nil {
 				return err
 			}
 		} else {
@@ -115,8 +116,8 @@ func (r *runner) deployCommand() *cobra.Command {
 
 // savedPlanSource is the request a plan saved by preview --out carries. Flags that would
 // change what it applies are refused; --stack, when given, must name its stack.
-func (r *runner) savedPlanSource(cmd *cobra.Command, path, stack string) (source, string, error) {
-	for _, name := range []string{"file", "parameter", "var", "var-file", "upgrade", "refresh"} {
+func (r *runner) savedPlanSource(cmd *cobra.Command, sf *sourceFlags, path, stack string) (source, string, error) {
+	for _, name := range []string{"file", "var-file", "upgrade", "refresh"} {
 		if cmd.Flags().Changed(name) {
 			return source{}, "", usagef("--%s cannot be used with --plan: the saved plan carries its template, parameters and options", name)
 		}
@@ -130,5 +131,30 @@ func (r *runner) savedPlanSource(cmd *cobra.Command, path, stack string) (source
 	}
 	req := pf.Request
 	req.Plan = pf.Plan
+	// Ephemeral variables were not saved: they come again from --var / -p and TF_VAR_*.
+	given, err := parseParameters(append(append([]string(nil), sf.params...), sf.vars...))
+	if err != nil {
+		return source{}, "", err
+	}
+	env := tfVarEnv(r.env.Environ)
+	for name, v := range given {
+		if !slices.Contains(pf.Ephemeral, name) {
+			return source{}, "", usagef("--var %s cannot be used with --plan: the saved plan carries its value (only ephemeral variables are given again)", name)
+		}
+		req.Parameters = withValue(req.Parameters, name, v)
+	}
+	for _, name := range pf.Ephemeral {
+		if v, ok := env[name]; ok {
+			req.Env = withValue(req.Env, name, v)
+		}
+	}
 	return source{req: req}, pf.Stack, nil
+}
+
+func withValue(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
 }

@@ -21,13 +21,18 @@ type planFile struct {
 	Stack   string            `json:"stack"`
 	Request api.DeployRequest `json:"request"`
 	Plan    json.RawMessage   `json:"plan"`
+	// Ephemeral names the ephemeral variables, whose values are not saved: the deploy of the
+	// plan takes them again (--var, TF_VAR_*), as terraform apply PLANFILE does.
+	Ephemeral []string `json:"ephemeral,omitempty"`
 }
 
 const planFileKind = "cairn-plan"
 
-func writePlanFile(path, stack string, req api.DeployRequest, plan json.RawMessage) error {
-	req.Plan = nil
-	b, err := json.Marshal(planFile{Kind: planFileKind, Stack: stack, Request: req, Plan: plan})
+func writePlanFile(path, stack string, p api.PreviewResponse) error {
+	if p.Saved == nil {
+		return fmt.Errorf("the server did not say what of the request a plan file may keep: is it older than this cairn?")
+	}
+	b, err := json.Marshal(planFile{Kind: planFileKind, Stack: stack, Request: *p.Saved, Plan: p.Plan, Ephemeral: p.EphemeralVars})
 	if err != nil {
 		return fmt.Errorf("cannot encode the plan: %w", err)
 	}

@@ -32,7 +32,7 @@ func (r *runner) previewCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		src.req.Refresh = refresh
+		src.req.Refresh, src.req.SavePlan = refresh, out != ""
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
 		if err != nil {
@@ -57,7 +57,7 @@ func (r *runner) previewCommand() *cobra.Command {
 		if out == "" {
 			return nil
 		}
-		if err := writePlanFile(out, stack, src.req, p.Plan); err != nil {
+		if err := writePlanFile(out, stack, p); err != nil {
 			return err
 		}
 		if !r.view().json {

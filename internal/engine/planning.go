@@ -16,6 +16,7 @@ import (
 // baseOf is what a plan of req for the stack row prior (and its resources list) is made
 // from; a fresh stack (none, or a deleted one) has an empty state.
 func baseOf(req api.DeployRequest, st *template.Stack, prior state.Stack, list []state.Resource, fresh bool) plan.Base {
+	req, _ = storedRequest(req, st) // ephemeral values are not saved with a plan, and may differ
 	// What the template is made of; options that do not change the steps (timeout,
 	// parallelism, rollback) stay free to differ between the preview and the deploy.
 	tmpl, _ := json.Marshal(api.DeployRequest{TemplateName: req.TemplateName, Template: req.Template, Files: req.Files,

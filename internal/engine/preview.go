@@ -148,6 +148,11 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 	if resp.Plan, err = json.Marshal(pl); err != nil {
 		return api.PreviewResponse{}, fmt.Errorf("cannot encode the plan: %w", err)
 	}
+	if req.SavePlan {
+		saved, ephemeral := storedRequest(req, st)
+		saved.SavePlan, saved.Refresh = false, req.Refresh
+		resp.Saved, resp.EphemeralVars = &saved, ephemeral
+	}
 	resp.Outputs = apiOutputChanges(pl.Outputs)
 	resp.Drift = pv.relevantDrift(ctx, resp.Changes)
 	return resp, nil

@@ -6,11 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/test/providerbin"
 )
 
@@ -119,8 +121,28 @@ func TestTerraformEphemeral(t *testing.T) {
 		want[k] = v.Value
 	}
 
-	c.run("preview", "-f", cDir, "--stack", "s", "--var", "secret="+ephemeralSecret)
-	c.run("deploy", "-f", cDir, "--stack", "s", "--var", "secret="+ephemeralSecret)
+	// A saved plan keeps no ephemeral value: its deploy takes the variable again, as terraform
+	// apply PLANFILE does.
+	planPath := filepath.Join(root, "s.plan")
+	c.run("preview", "-f", cDir, "--stack", "s", "--var", "secret="+ephemeralSecret, "--out", planPath)
+	var saved struct {
+		Request   api.DeployRequest `json:"request"`
+		Ephemeral []string          `json:"ephemeral"`
+	}
+	b, err := os.ReadFile(planPath)
+	if err == nil {
+		err = json.Unmarshal(b, &saved)
+	}
+	if _, kept := saved.Request.Parameters["secret"]; err != nil || kept || !slices.Equal(saved.Ephemeral, []string{"secret"}) {
+		t.Fatalf("the plan file holds the ephemeral value or does not name it (%v):\n%s", err, b)
+	}
+	if r := c.try("deploy", "--plan", planPath); r.err == nil || !strings.Contains(r.all(), "secret") {
+		t.Fatalf("deploy --plan without the ephemeral variable: %v\n%s", r.err, r.all())
+	}
+	if r := c.try("deploy", "--plan", planPath, "--var", "other=1"); r.err == nil || !strings.Contains(r.all(), "only ephemeral variables are given again") {
+		t.Fatalf("deploy --plan --var of a saved variable: %v\n%s", r.err, r.all())
+	}
+	c.run("deploy", "--plan", planPath, "--var", "secret="+ephemeralSecret)
 	st := c.describe("s")
 	got := map[string]any{}
 	for _, o := range st.Outputs {
@@ -141,7 +163,7 @@ func TestTerraformEphemeral(t *testing.T) {
 	if strings.Contains(shown, ephemeralSecret) {
 		t.Fatalf("cairn shows the ephemeral value:\n%s", shown)
 	}
-	err := filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
