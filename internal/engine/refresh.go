@@ -489,7 +489,9 @@ func (e *Engine) Refresh(ctx context.Context, stack string, req api.RefreshReque
 		return api.RefreshResponse{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
 			"stack %s is a %s stack: refresh it with its own kind of template", stack, pol.Name)}}
 	}
-	st, ps, diags := e.load(ctx, stack, prior.ID, sourceOf(*src), 0)
+	loaded := sourceOf(*src)
+	loaded.previous = rememberedParameters(prior) // a template given without parameters keeps the stack's
+	st, ps, diags := e.load(ctx, stack, prior.ID, loaded, 0)
 	if st == nil {
 		return api.RefreshResponse{}, &ValidationError{Diagnostics: diags}
 	}
