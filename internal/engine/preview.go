@@ -102,7 +102,9 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			step.PhysicalID = row.ID
 		}
 		details = pv.showImport(&step, details, importing)
-		pl.Steps = append(pl.Steps, step)
+		if step.Action != plan.Same || step.MovedFrom != "" {
+			pl.Steps = append(pl.Steps, step) // a resource the plan leaves out must stay as it is (Plan.Holds)
+		}
 		if ch := apiChange(step, details); ch.Action != api.ActionNoop || ch.MovedFrom != "" || ch.Importing != "" {
 			resp.Changes = append(resp.Changes, ch)
 		}

@@ -15,7 +15,8 @@ import (
 const Format = 1
 
 // Plan is every step a deploy of a stack would take, what it was made from, and what would
-// happen to the stack's outputs.
+// happen to the stack's outputs. Resources that stay as they are have no step, which keeps a
+// plan of a large stack small: Holds requires them to stay so.
 type Plan struct {
 	Format  int            `json:"format"`
 	Stack   string         `json:"stack"`
