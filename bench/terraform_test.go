@@ -31,7 +31,8 @@ import (
 // CAIRN_BENCH_TERRAFORM=off runs cairn alone (for sizes terraform cannot finish);
 // CAIRN_BENCH_CAIRN=/path/to/cairn measures that binary instead of this checkout's.
 // CAIRN_BENCH_PARALLELISM (default 10, terraform's default) sets both tools' parallelism;
-// CAIRN_BENCH_SIZES (default "1000,5000") the sizes; CAIRN_BENCH_SHAPES (default all) the shapes.
+// CAIRN_BENCH_SIZES (default "1000,5000") the sizes; CAIRN_BENCH_SHAPES (default all) the shapes;
+// CAIRN_BENCH_CPUPROFILE=DIR writes a CPU profile of each cairn command (deploy, no-op) to DIR.
 // Above 10,000 resources cairn runs with CAIRN_MAX_ELEMENTS=-1: the configuration's tokens
 // exceed the default limit.
 func BenchmarkTerraform(b *testing.B) {
@@ -83,11 +84,11 @@ func benchTerraformOnce(b *testing.B, tf, cairn, rc, shape string, n, par int, l
 	if n > 10000 {
 		cenv = append(cenv[:len(cenv):len(cenv)], "CAIRN_MAX_ELEMENTS=-1")
 	}
-	c := measure(b, cdir, cenv, 0, cairn, deploy...)
+	c := measure(b, cdir, profiled(cenv, shape, n, "deploy"), 0, cairn, deploy...)
 	if c.err != nil {
 		b.Fatalf("cairn deploy: %v\n%s", c.err, c.tail)
 	}
-	noop := measure(b, cdir, cenv, 0, cairn, deploy...)
+	noop := measure(b, cdir, profiled(cenv, shape, n, "noop"), 0, cairn, deploy...)
 	if noop.err != nil {
 		b.Fatalf("cairn re-deploy: %v\n%s", noop.err, noop.tail)
 	}
@@ -148,6 +149,18 @@ func reportCairn(b *testing.B, c, noop result, state int64, n int) {
 	b.ReportMetric(mb(c.selfPeak), "cairn-self-peak-MB")
 	b.ReportMetric(noop.wall.Seconds(), "cairn-noop-s")
 	b.ReportMetric(float64(state)/float64(n), "cairn-state-B/res")
+}
+
+// profiled adds, when CAIRN_BENCH_CPUPROFILE names a directory, where the cairn command
+// writes its CPU profile: DIR/SHAPE-N-WHAT-UNIXNANO.pprof (buildCairn then builds cairn with
+// -tags cairnprofile; see cmd/cairn/profile_bench.go).
+func profiled(env []string, shape string, n int, what string) []string {
+	dir := os.Getenv("CAIRN_BENCH_CPUPROFILE")
+	if dir == "" {
+		return env
+	}
+	name := fmt.Sprintf("%s-%d-%s-%d.pprof", shape, n, what, time.Now().UnixNano())
+	return append(env[:len(env):len(env)], "CAIRN_CPUPROFILE="+filepath.Join(dir, name))
 }
 
 func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }
@@ -370,7 +383,11 @@ func buildCairn(b *testing.B) string {
 		return bin
 	}
 	bin := filepath.Join(b.TempDir(), "cairn")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/cairn")
+	args := []string{"build", "-o", bin}
+	if os.Getenv("CAIRN_BENCH_CPUPROFILE") != "" {
+		args = append(args, "-tags", "cairnprofile")
+	}
+	cmd := exec.Command("go", append(args, "./cmd/cairn")...)
 	cmd.Dir = providerbin.RepoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)

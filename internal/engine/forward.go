@@ -336,6 +336,9 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 	if err != nil {
 		return nil, cty.NilVal, err.Error()
 	}
+	if cp, ok := r.checkedFor(res); ok && r.unchanged(res, cp.v) && r.sameProvider(res.Provider, false) {
+		return p, cp.v, "" // checkedprops.go
+	}
 	props, diags := evalBody(ctx, p, schemaKind(res), res.Properties, sc)
 	if diags.HasErrors() {
 		return nil, cty.NilVal, reasonOf(diags.Err())
@@ -419,7 +422,13 @@ func (r *run) warnings(name string, ds diag.Diagnostics) string {
 // last successful apply stored, so it needs no check (see source.applied).
 func (r *run) unchanged(res *template.Resource, props cty.Value) bool {
 	prior, ok := r.prior[res.Name]
-	return ok && r.pol.SkipsUnchanged && r.req.Deploy != nil && !r.req.Deploy.Upgrade && appliedFrom(prior, res, props)
+	if !ok || !r.pol.SkipsUnchanged || r.req.Deploy == nil || r.req.Deploy.Upgrade {
+		return false
+	}
+	if _, ok := r.checkedFor(res); ok && r.sameProvider(res.Provider, false) {
+		return true // inputs took the checked props, which encode to prior's (checkedprops.go)
+	}
+	return appliedFrom(prior, res, props)
 }
 
 // applied reports whether a row holds an object its last step created, updated or imported

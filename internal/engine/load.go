@@ -223,6 +223,7 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet,
 	}
 	if applied != nil && st.Policy.SkipsUnchanged && props.IsWhollyKnown() {
 		if b, err := value.Marshal(props); err == nil && bytes.Equal(b, applied) {
+			ps.rememberChecked(r, props, b)
 			return diags
 		}
 	}

@@ -57,6 +57,8 @@ type providerSet struct {
 
 	mu   sync.Mutex
 	inst map[string]*instance // by provider configuration address
+
+	checked sync.Map // *template.Resource → checkedProps (checkedprops.go)
 }
 
 type instance struct {

@@ -356,7 +356,7 @@ func (i *Installer) Resolve(reqs []Requirement, lock *Lock, upgrade bool) (map[a
 				continue
 			}
 		}
-		h, err := hashDir(pick.Dir)
+		h, err := cachedHashDir(pick.Dir)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("provider %s %s: cannot hash %s: %w", r.Source, pick.Version, pick.Dir, err))
 			continue
