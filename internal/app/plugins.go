@@ -91,5 +91,7 @@ type plugin struct {
 func (p plugin) Version() string { return p.pkg.Version }
 
 func (p plugin) Open(name, dir string) provider.Provider {
-	return tfplugin.New(tfplugin.Config{Name: name, Executable: p.pkg.Executable, Logger: p.log, Dir: dir})
+	cache, _ := tfinstall.CacheDir() // none: the schemas are read from the plugin every time
+	return tfplugin.New(tfplugin.Config{Name: name, Executable: p.pkg.Executable, Logger: p.log, Dir: dir,
+		SchemaCacheDir: cache, PackageHash: p.pkg.Hash})
 }

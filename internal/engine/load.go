@@ -141,6 +141,7 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 		return nil, nil, diags
 	}
 	ps.dir = e.runDir(ctx, src) // providers.go
+	ps.appliedWith = src.appliedWith
 	if diags = diags.Append(ps.loadFunctions(ctx, st)); diags.HasErrors() {
 		_ = ps.close()
 		return nil, nil, diags

@@ -59,6 +59,10 @@ type providerSet struct {
 	inst map[string]*instance // by provider configuration address
 
 	checked sync.Map // *template.Resource → checkedProps (checkedprops.go)
+
+	// appliedWith are the fingerprints of the stack's last successful deploy: a provider
+	// configuration with the same one is configured lazily (see configured)
+	appliedWith map[string]providerFP
 }
 
 type instance struct {
@@ -212,16 +216,25 @@ func (ps *providerSet) configured(ctx context.Context, sc template.Scope, typ, p
 			in.diag = diags
 			return
 		}
+		fp := providerFP{Version: ps.version(providerAddr)}
+		// ephemeral parts are left out: they are not stored, not even as a digest, and
+		// change from run to run without changing what the resources were applied with
+		if b, err := value.Marshal(tflang.WithoutEphemeral(val)); err == nil && val.IsWhollyKnown() {
+			sum := sha256.Sum256(b)
+			fp.Config = hex.EncodeToString(sum[:])
+		}
+		// The configuration the resources were last applied with was accepted then: it is
+		// sent with the first call a resource needs, so that a run with nothing to do starts
+		// no plugin. A new or changed one is validated and configured now.
+		if lc, ok := p.(provider.LazyConfigurer); ok && fp.Config != "" && ps.appliedWith[providerAddr] == fp {
+			lc.ConfigureLazily(provider.ConfigureRequest{Config: val})
+			in.diag, in.fp = diags, fp
+			return
+		}
 		resp, err := p.Configure(ctx, provider.ConfigureRequest{Config: val})
 		in.diag, in.err = diags.Append(resp.Diagnostics), err
 		if err == nil && !in.diag.HasErrors() {
-			in.fp = providerFP{Version: ps.version(providerAddr)}
-			// ephemeral parts are left out: they are not stored, not even as a digest, and
-			// change from run to run without changing what the resources were applied with
-			if b, err := value.Marshal(tflang.WithoutEphemeral(val)); err == nil && val.IsWhollyKnown() {
-				sum := sha256.Sum256(b)
-				in.fp.Config = hex.EncodeToString(sum[:])
-			}
+			in.fp = fp
 		}
 	})
 	switch {

@@ -7,6 +7,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/cairn-dev/cairn/internal/diag"
 	tf5 "github.com/cairn-dev/cairn/internal/tfplugin5"
@@ -68,11 +69,22 @@ func caps5(c *tf5.ServerCapabilities) serverCaps {
 	return serverCaps{planDestroy: c.PlanDestroy, schemaOptional: c.GetProviderSchemaOptional, moveResourceState: c.MoveResourceState}
 }
 
-func (c *conn5) getSchemas(ctx context.Context) (*schemas, error) {
+func (c *conn5) getSchemas(ctx context.Context) (*schemas, []byte, error) {
 	r, err := c.c.GetSchema(ctx, new(tf5.GetProviderSchema_Request), callOpts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	s, err := schemas5(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, _ := proto.Marshal(r) // only for the disk cache: nil skips it
+	return s, raw, nil
+}
+
+// schemas5 converts a GetProviderSchema answer (from the plugin or the disk cache).
+func schemas5(r *tf5.GetProviderSchema_Response) (*schemas, error) {
+	var err error
 	s := &schemas{resources: map[string]*schema{}, data: map[string]*schema{}, caps: caps5(r.ServerCapabilities), diags: diags5(r.Diagnostics)}
 	if s.provider, err = schema5(r.Provider); err != nil {
 		return nil, fmt.Errorf("provider schema: %w", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/cairn-dev/cairn/internal/diag"
 	tf6 "github.com/cairn-dev/cairn/internal/tfplugin6"
@@ -63,11 +64,22 @@ func caps6(c *tf6.ServerCapabilities) serverCaps {
 	return serverCaps{planDestroy: c.PlanDestroy, schemaOptional: c.GetProviderSchemaOptional, moveResourceState: c.MoveResourceState}
 }
 
-func (c *conn6) getSchemas(ctx context.Context) (*schemas, error) {
+func (c *conn6) getSchemas(ctx context.Context) (*schemas, []byte, error) {
 	r, err := c.c.GetProviderSchema(ctx, new(tf6.GetProviderSchema_Request), callOpts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	s, err := schemas6(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, _ := proto.Marshal(r) // only for the disk cache: nil skips it
+	return s, raw, nil
+}
+
+// schemas6 converts a GetProviderSchema answer (from the plugin or the disk cache).
+func schemas6(r *tf6.GetProviderSchema_Response) (*schemas, error) {
+	var err error
 	s := &schemas{resources: map[string]*schema{}, data: map[string]*schema{}, caps: caps6(r.ServerCapabilities), diags: diags6(r.Diagnostics)}
 	if s.provider, err = schema6(r.Provider); err != nil {
 		return nil, fmt.Errorf("provider schema: %w", err)

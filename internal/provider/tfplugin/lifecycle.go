@@ -127,7 +127,7 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 // StateCurrent reports whether a stored state (by its Private envelope) has the current
 // schema version of typ.
 func (p *Provider) StateCurrent(ctx context.Context, typ string, private []byte) bool {
-	s, err := p.ready(ctx)
+	s, err := p.known(ctx)
 	if err != nil {
 		return false
 	}

@@ -97,7 +97,7 @@ func (p *Provider) SplitPrivate(ctx context.Context, typ string, private []byte)
 	if ok {
 		return env.Version, env.Private, nil
 	}
-	s, err := p.ready(ctx)
+	s, err := p.known(ctx)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -21,7 +21,8 @@ import (
 type protocolClient interface {
 	version() int
 	getMetadata(ctx context.Context) (metadata, error)
-	getSchemas(ctx context.Context) (*schemas, error)
+	// getSchemas also returns the answer's wire form, for the disk cache (schemacache.go).
+	getSchemas(ctx context.Context) (*schemas, []byte, error)
 	validateProviderConfig(ctx context.Context, config []byte) (diag.Diagnostics, error)
 	configureProvider(ctx context.Context, terraformVersion string, config []byte) (diag.Diagnostics, error)
 	validateResourceConfig(ctx context.Context, typ string, config []byte) (diag.Diagnostics, error)

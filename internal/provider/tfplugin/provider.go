@@ -40,6 +40,10 @@ type Config struct {
 	Dir        string        // the process's working directory; "" = this process's
 	Logger     *slog.Logger  // receives the provider's log at debug level; nil discards it
 	StopGrace  time.Duration // 0 means DefaultStopGrace
+	// SchemaCacheDir and PackageHash (the package's h1: hash) name the disk cache of the
+	// package's schemas (schemacache.go); either empty disables it.
+	SchemaCacheDir string
+	PackageHash    string
 }
 
 // Options configure a Provider over an existing connection (NewFromConn).
@@ -71,6 +75,18 @@ type Provider struct {
 	loaded    atomic.Pointer[schemas] // set once the provider is usable
 	closed    atomic.Bool
 
+	// the disk cache's schemas, read once, used until the process runs (lazy.go)
+	diskPath    string
+	diskOnce    sync.Once
+	disk        atomic.Pointer[schemas]
+	diskVersion int // the protocol version of disk's entry
+
+	// a configuration handed over by ConfigureLazily, sent before the first call that needs
+	// the provider; cfgErr is its failure, returned by every later call (both under sem)
+	pending   atomic.Pointer[provider.ConfigureRequest]
+	cfgFailed atomic.Bool
+	cfgErr    error
+
 	stopOnce sync.Once
 
 	// validated remembers the diagnostics of each resource configuration already validated
@@ -85,7 +101,7 @@ var _ provider.Provider = (*Provider)(nil)
 // New returns a provider that launches cfg.Executable when first used.
 func New(cfg Config) *Provider {
 	return &Provider{name: cfg.Name, exe: cfg.Executable, dir: cfg.Dir, log: cfg.Logger, stopGrace: grace(cfg.StopGrace),
-		sem: make(chan struct{}, 1)}
+		diskPath: diskSchemaPath(cfg.SchemaCacheDir, cfg.PackageHash), sem: make(chan struct{}, 1)}
 }
 
 // NewFromConn returns a provider speaking protocolVersion (5 or 6) over conn, which the
@@ -124,8 +140,8 @@ func (p *Provider) ProtocolVersion() int {
 
 var errClosed = errors.New("closed")
 
-// ready starts the process and reads the schemas the first time, and returns them.
-func (p *Provider) ready(ctx context.Context) (*schemas, error) {
+// start starts the process and reads the schemas the first time, and returns them.
+func (p *Provider) start(ctx context.Context) (*schemas, error) {
 	if p.closed.Load() {
 		return nil, fmt.Errorf("provider %s: %w", p.name, errClosed)
 	}
@@ -251,7 +267,11 @@ func (p *Provider) loadSchemas(ctx context.Context) (*schemas, error) {
 			return nil, fmt.Errorf("provider %s: GetMetadata: %w", p.name, md.diags.Err())
 		}
 		if md.caps.schemaOptional {
-			if cached := cachedSchemas(p.cacheKey, p.proto.version()); cached != nil {
+			cached := cachedSchemas(p.cacheKey, p.proto.version())
+			if cached == nil {
+				cached = p.diskSchemas(p.proto.version())
+			}
+			if cached != nil {
 				s := *cached
 				s.caps = md.caps
 				return &s, nil
@@ -263,8 +283,9 @@ func (p *Provider) loadSchemas(ctx context.Context) (*schemas, error) {
 		return nil, err
 	}
 	var s *schemas
+	var raw []byte
 	err = p.call(ctx, "GetSchema", func(ctx context.Context) (err error) {
-		s, err = p.proto.getSchemas(ctx)
+		s, raw, err = p.proto.getSchemas(ctx)
 		return err
 	})
 	if err != nil {
@@ -274,6 +295,9 @@ func (p *Provider) loadSchemas(ctx context.Context) (*schemas, error) {
 		return nil, fmt.Errorf("provider %s: cannot read its schema: %w", p.name, s.diags.Err())
 	}
 	storeSchemas(p.cacheKey, p.proto.version(), s)
+	if p.diskPath != "" && p.diskSchemas(p.proto.version()) == nil {
+		writeDiskSchemas(p.diskPath, p.proto.version(), raw)
+	}
 	return s, nil
 }
 
@@ -283,7 +307,7 @@ func (p *Provider) Capabilities() provider.Capabilities { return provider.Capabi
 // Schema returns the decoder spec and implied type of a resource type, data source or the
 // provider configuration.
 func (p *Provider) Schema(ctx context.Context, req provider.SchemaRequest) (provider.Schema, error) {
-	s, err := p.ready(ctx)
+	s, err := p.known(ctx)
 	if err != nil {
 		return provider.Schema{}, err
 	}

@@ -18,6 +18,10 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest)
 	if err != nil {
 		return provider.ConfigureResponse{}, err
 	}
+	return p.configure(ctx, s, req)
+}
+
+func (p *Provider) configure(ctx context.Context, s *schemas, req provider.ConfigureRequest) (provider.ConfigureResponse, error) {
 	sc := s.provider
 	cfg, ds := configValue(sc, unmark(req.Config), "the provider configuration")
 	if ds.HasErrors() {

@@ -1,10 +1,19 @@
 package tfplugin
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	tf5 "github.com/cairn-dev/cairn/internal/tfplugin5"
+	tf6 "github.com/cairn-dev/cairn/internal/tfplugin6"
 )
 
 // The schema cache keeps the schemas read from a provider binary for the life of the cairn
@@ -53,4 +62,73 @@ func storeSchemas(key string, version int, s *schemas) {
 	schemaCache.Lock()
 	defer schemaCache.Unlock()
 	schemaCache.m[fmt.Sprintf("%s\x00v%d", key, version)] = s
+}
+
+// The disk cache keeps a provider package's schemas across cairn processes, so that a command
+// with nothing for the provider to do (a no-op deploy) decodes configuration, fingerprints the
+// provider block and checks stored schema versions without starting the plugin at all. An
+// entry is the GetProviderSchema answer as the plugin sent it, keyed by the package's h1:
+// hash: a changed binary has another hash, hence another entry. An entry that cannot be read
+// or decoded is ignored: the plugin is started and asked, as without the cache.
+
+// diskSchemaMagic starts every entry; a new layout changes it, and old entries are ignored.
+const diskSchemaMagic = "cairn provider schemas 1\n"
+
+// diskSchemaPath is the entry of the package with h1: hash pkgHash under dir; "" without one.
+func diskSchemaPath(dir, pkgHash string) string {
+	if dir == "" || !strings.HasPrefix(pkgHash, "h1:") {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(pkgHash))
+	return filepath.Join(dir, "schemas", hex.EncodeToString(sum[:]))
+}
+
+// readDiskSchemas decodes the entry at path and the protocol version it was read with; nil
+// when there is no usable entry.
+func readDiskSchemas(path string) (*schemas, int) {
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(b, []byte(diskSchemaMagic)) || len(b) < len(diskSchemaMagic)+2 {
+		return nil, 0
+	}
+	b = b[len(diskSchemaMagic):]
+	version, raw := int(b[0]-'0'), b[2:]
+	if b[1] != '\n' {
+		return nil, 0
+	}
+	var s *schemas
+	switch version {
+	case 5:
+		var r tf5.GetProviderSchema_Response
+		if proto.Unmarshal(raw, &r) == nil {
+			s, err = schemas5(&r)
+		}
+	case 6:
+		var r tf6.GetProviderSchema_Response
+		if proto.Unmarshal(raw, &r) == nil {
+			s, err = schemas6(&r)
+		}
+	}
+	if s == nil || err != nil || s.provider == nil || s.diags.HasErrors() {
+		return nil, 0
+	}
+	return s, version
+}
+
+// writeDiskSchemas stores an entry atomically (a reader never sees half of one); failing only
+// costs the next command a plugin start.
+func writeDiskSchemas(path string, version int, raw []byte) {
+	if path == "" || len(raw) == 0 || (version != 5 && version != 6) {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".schemas-*")
+	if err != nil {
+		return
+	}
+	_, werr := fmt.Fprintf(f, "%s%d\n%s", diskSchemaMagic, version, raw)
+	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), path) != nil {
+		_ = os.Remove(f.Name())
+	}
 }
