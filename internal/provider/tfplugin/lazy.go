@@ -45,6 +45,13 @@ func (p *Provider) diskSchemas(version int) *schemas {
 	return s
 }
 
+// storeDisk writes s to the disk cache unless it has a usable entry.
+func (p *Provider) storeDisk(s *schemas) {
+	if p.diskPath != "" && s.raw != nil && p.diskSchemas(p.proto.version()) == nil {
+		writeDiskSchemas(p.diskPath, p.proto.version(), s.raw)
+	}
+}
+
 // ConfigureLazily implements provider.LazyConfigurer: req is validated and sent (as
 // Configure does) before the first call that needs the plugin; its failure fails that call
 // and every later one.

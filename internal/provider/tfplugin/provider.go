@@ -270,6 +270,8 @@ func (p *Provider) loadSchemas(ctx context.Context) (*schemas, error) {
 			cached := cachedSchemas(p.cacheKey, p.proto.version())
 			if cached == nil {
 				cached = p.diskSchemas(p.proto.version())
+			} else {
+				p.storeDisk(cached)
 			}
 			if cached != nil {
 				s := *cached
@@ -294,10 +296,9 @@ func (p *Provider) loadSchemas(ctx context.Context) (*schemas, error) {
 	if s.diags.HasErrors() {
 		return nil, fmt.Errorf("provider %s: cannot read its schema: %w", p.name, s.diags.Err())
 	}
+	s.raw = raw
 	storeSchemas(p.cacheKey, p.proto.version(), s)
-	if p.diskPath != "" && p.diskSchemas(p.proto.version()) == nil {
-		writeDiskSchemas(p.diskPath, p.proto.version(), raw)
-	}
+	p.storeDisk(s)
 	return s, nil
 }
 

@@ -38,6 +38,7 @@ type schemas struct {
 	ephemeral    map[string]*schema // ephemeral resource types (ephemeral.go)
 	caps         serverCaps
 	diags        diag.Diagnostics
+	raw          []byte // the GetProviderSchema answer's wire form, for the disk cache; nil when unknown
 }
 
 // serverCaps are the optional behaviours the provider announces.
