@@ -10,7 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/test/providerbin"
 )
 
-// A deploy that changes nothing starts no provider plugin: the schemas come from the provider
+// A deploy (or preview) that changes nothing starts no provider plugin: the schemas come from the provider
 // cache and the provider configuration, the one the resources were applied with, is never
 // sent. A changed provider configuration or a changed resource starts it again, and a provider
 // configuration the provider refuses still fails the deploy. The cairntest binary runs behind
@@ -67,6 +67,9 @@ resource "cairntest_thing" "a" {
 	deploy("first deploy", true)
 	deploy("unchanged deploy", false)
 	deploy("second unchanged deploy", false)
+	if out := c.run("preview", "-f", dir, "--stack", "lazy"); !strings.Contains(out, "No changes.") || count() > 0 {
+		t.Errorf("preview of the unchanged configuration started the plugin or found changes:\n%s", out)
+	}
 	config("two", "1")
 	deploy("changed provider configuration", true)
 	deploy("unchanged after the provider change", false)
