@@ -10,11 +10,11 @@ import (
 	"github.com/cairn-dev/cairn/test/providerbin"
 )
 
-// A deploy (or preview) that changes nothing starts no provider plugin: the schemas come from the provider
-// cache and the provider configuration, the one the resources were applied with, is never
-// sent. A changed provider configuration or a changed resource starts it again, and a provider
-// configuration the provider refuses still fails the deploy. The cairntest binary runs behind
-// a script that counts its launches.
+// A deploy or preview that changes nothing starts no provider plugin: the schemas come from the
+// provider cache and the provider configuration, the one the resources were applied with, is
+// never sent. A changed provider configuration or a changed resource starts it again, and a
+// provider configuration the provider refuses still fails the deploy. The cairntest binary runs
+// behind a script that counts its launches.
 func TestTerraformNoOpStartsNoPlugin(t *testing.T) {
 	tmp := t.TempDir()
 	launches := filepath.Join(tmp, "launches")
