@@ -73,17 +73,22 @@ func (p *Provider) ready(ctx context.Context) (*schemas, error) {
 	defer func() { <-p.sem }()
 	if req := p.pending.Load(); req != nil {
 		resp, err := p.configure(ctx, s, *req)
-		if ctx.Err() != nil {
-			return nil, ctx.Err() // not the configuration's fault: the next call tries again
+		if err != nil && ctx.Err() != nil {
+			// The call did not complete: not the configuration's fault, and the plugin never
+			// processed it, so the next call sends it again. One the plugin answered stands,
+			// whatever happened to ctx since: ConfigureProvider is sent once per process.
+			return nil, ctx.Err()
 		}
-		p.pending.Store(nil)
 		switch {
 		case err != nil:
 			p.cfgErr = err
 		case resp.Diagnostics.HasErrors():
 			p.cfgErr = fmt.Errorf("provider %s: cannot configure: %w", p.name, resp.Diagnostics.Err())
 		}
+		// The failure is recorded before the pending request is cleared, so that the fast
+		// path above never sees "nothing pending, nothing failed" while it is being recorded.
 		p.cfgFailed.Store(p.cfgErr != nil)
+		p.pending.Store(nil)
 	}
 	if p.cfgErr != nil {
 		return nil, p.cfgErr

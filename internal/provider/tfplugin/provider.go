@@ -69,7 +69,8 @@ type Provider struct {
 	stopGrace time.Duration
 
 	sem       chan struct{} // held while starting or closing
-	proc      *process      // nil over NewFromConn; set under sem before loaded
+	procMu    sync.Mutex    // guards proc for Close, which may not get sem
+	proc      *process      // nil over NewFromConn; set under sem (and procMu) before loaded
 	proto     protocolClient
 	launchErr error
 	loaded    atomic.Pointer[schemas] // set once the provider is usable
@@ -177,7 +178,9 @@ func (p *Provider) start(ctx context.Context) (*schemas, error) {
 			p.launchErr = fmt.Errorf("provider %s: %w", p.name, err)
 			return nil, p.launchErr
 		}
+		p.procMu.Lock()
 		p.proc = proc
+		p.procMu.Unlock()
 	}
 	s, err := p.loadSchemas(ctx)
 	if err != nil {
@@ -319,16 +322,29 @@ func (p *Provider) Schema(ctx context.Context, req provider.SchemaRequest) (prov
 	return provider.Schema{Spec: sc.spec, ImpliedType: sc.ty, Unknown: sc.block.unknown()}, nil
 }
 
+// closeGrace is how long Close waits, beyond the stop grace, for a call holding sem.
+const closeGrace = 5 * time.Second
+
 // Close ends the plugin process (go-plugin's Kill: a graceful exit, then SIGKILL after two
 // seconds). Over NewFromConn it only makes later calls fail; the connection is the caller's.
 func (p *Provider) Close() error {
 	if p.closed.Swap(true) {
 		return nil
 	}
-	p.sem <- struct{}{}
-	defer func() { <-p.sem }()
-	if p.proc != nil {
-		p.proc.client.Kill()
+	// A call holding sem may hang (a lazy ConfigureProvider retrying credentials): after a
+	// grace, the process is ended under it, and the call fails with its connection.
+	grace := time.NewTimer(p.stopGrace + closeGrace)
+	defer grace.Stop()
+	select {
+	case p.sem <- struct{}{}:
+		defer func() { <-p.sem }()
+	case <-grace.C:
+	}
+	p.procMu.Lock()
+	proc := p.proc
+	p.procMu.Unlock()
+	if proc != nil {
+		proc.client.Kill()
 	}
 	return nil
 }
