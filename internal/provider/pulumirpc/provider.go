@@ -281,8 +281,15 @@ func (p *Provider) decode(s *structpb.Struct, sent cty.Value) (cty.Value, error)
 	return v, nil
 }
 
-// Check validates inputs. Props may hold unknowns (a preview); the plugin fills defaults.
+// Check validates inputs of a new resource (olds empty, as Pulumi sends for a create or a
+// replacement). Props may hold unknowns (a preview); the plugin fills defaults.
 func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
+	return p.CheckUpdate(ctx, req, cty.EmptyObjectVal)
+}
+
+// CheckUpdate is Check of an existing resource: olds are its last inputs, from which
+// providers keep values they generated before (auto-names).
+func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, olds cty.Value) (provider.CheckResponse, error) {
 	var resp provider.CheckResponse
 	unconfigured, err := p.ready(ctx)
 	if err != nil {
@@ -296,9 +303,13 @@ func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provid
 	if err != nil {
 		return resp, err
 	}
+	oldInputs, err := p.enc(true).toStruct(olds) // never nil: some providers rely on it
+	if err != nil {
+		return resp, err
+	}
 	r, err := p.proc.client.Check(ctx, &pulumirpc.CheckRequest{
 		Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
-		Olds: &structpb.Struct{Fields: map[string]*structpb.Value{}}, News: news, RandomSeed: seed(),
+		Olds: oldInputs, News: news, RandomSeed: seed(),
 	})
 	if err != nil {
 		return resp, p.rpcErr("Check", err)

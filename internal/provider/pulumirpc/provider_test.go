@@ -10,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/zclconf/go-cty/cty"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/value"
@@ -359,5 +363,35 @@ func TestHandshakeWithoutSecrets(t *testing.T) {
 	}
 	if !chk.Props.GetAttr("bytes").IsMarked() || chk.Props.GetAttr("expectBase64").IsMarked() {
 		t.Fatalf("secret not re-marked by key: %#v", chk.Props)
+	}
+}
+
+// The plugin polls the engine's health service and logs through it: both are served at the
+// address it was started with, for as long as it runs.
+func TestEngineEndpointServesHealth(t *testing.T) {
+	p := launch(t, "simple", "2.0.0")
+	cc, err := grpc.NewClient(p.proc.address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil || h.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health: %v %v", err, h)
+	}
+	if _, err := pulumirpc.NewEngineClient(cc).Log(ctx, &pulumirpc.LogRequest{Message: "hello"}); err != nil {
+		t.Fatalf("log: %v", err)
+	}
+}
+
+func TestCheckUpdateSendsOlds(t *testing.T) {
+	p := launch(t, "simple", "2.0.0")
+	in := obj(map[string]cty.Value{"value": cty.False})
+	chk, err := p.CheckUpdate(context.Background(), provider.CheckRequest{Resource: res("simple:index:Resource", "r"), Props: in},
+		obj(map[string]cty.Value{"value": cty.True}))
+	if err != nil || len(chk.Failures) > 0 || !chk.Props.RawEquals(in) {
+		t.Fatalf("check with olds: %v %+v", err, chk)
 	}
 }
