@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// PulumiConformance returns the conformance-providers binary: Pulumi's language-conformance
+// PulumiConformance returns the pulumiproviders binary: Pulumi's language-conformance
 // test providers (pkg/v3 testing/pulumi-test-language/providers, unmodified, from the Go module
 // proxy) served as plugins by test/pulumiproviders, a module of its own so Pulumi's
 // dependencies never meet cairn's. The first build takes about a minute; it is cached like
@@ -28,7 +28,7 @@ func PulumiConformance(tb testing.TB) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := filepath.Join(root, key, "conformance-providers")
+	out := filepath.Join(root, key, "pulumiproviders")
 	if _, err := os.Stat(out); err != nil {
 		cmd := exec.Command("go", "build", "-o", out, ".")
 		cmd.Dir = src
@@ -53,7 +53,7 @@ func PulumiPlugins(tb testing.TB) string {
 	bin := PulumiConformance(tb)
 	dir := tb.TempDir()
 	if b, err := exec.Command(bin, "install", dir).CombinedOutput(); err != nil {
-		tb.Fatalf("conformance-providers install: %v\n%s", err, b)
+		tb.Fatalf("pulumiproviders install: %v\n%s", err, b)
 	}
 	return dir
 }
