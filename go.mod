@@ -15,6 +15,7 @@ require (
 	github.com/hashicorp/terraform-registry-address v0.4.0
 	github.com/hashicorp/terraform-svchost v0.1.1
 	github.com/prometheus/client_golang v1.25.0
+	github.com/pulumi/pulumi/sdk/v3 v3.260.0
 	github.com/spf13/cobra v1.10.2
 	github.com/terraform-linters/tflint v0.64.0
 	github.com/terraform-linters/tflint-plugin-sdk v0.25.0

@@ -1,0 +1,757 @@
+// Package pulumirpc hosts unmodified Pulumi resource-provider plugins (`pulumi-resource-<pkg>`)
+// as cairn providers: it launches a plugin the way the Pulumi engine does (engine address as the
+// only argument, port read from stdout, Handshake with the pre-Handshake fallback), serves the
+// engine side the plugin calls back (Log, health), and speaks the ResourceProvider service over
+// Pulumi's own generated stubs, converting property values between Pulumi's wire encoding
+// (secrets, unknowns, assets) and cty. It never imports engine or state.
+package pulumirpc
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/zclconf/go-cty/cty"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/value"
+)
+
+// Options says which plugin to run and for which project.
+type Options struct {
+	Package    string // "simple": the plugin serves types "simple:…"
+	Executable string // path of pulumi-resource-<pkg>
+	Dir        string // the project directory: the plugin's working directory
+	Project    string // Pulumi project name, part of every URN (the stack name when empty)
+	Stack      string // stack name for the provider's own URN
+	// Version is the package version the program asked for; sent as the "version" config key
+	// the way Pulumi does (conformance providers refuse a configuration without it).
+	Version string
+	Log     *slog.Logger
+}
+
+// Provider is one running plugin, configured once: a Pulumi provider instance.
+type Provider struct {
+	opts    Options
+	proc    *process
+	version string // what GetPluginInfo reported
+
+	acceptSecrets   bool
+	acceptResources bool
+	supportsPreview bool
+	handshook       bool
+
+	mu         sync.Mutex
+	configured bool
+	// unconfigured is set when Configure was skipped because the configuration held
+	// unknowns (a preview): Check then echoes its inputs and nothing else can be asked.
+	unconfigured bool
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// Launch starts the plugin, handshakes and reads its version. The caller must Close it.
+func Launch(ctx context.Context, opts Options) (*Provider, error) {
+	if opts.Dir == "" {
+		opts.Dir = binDir(opts.Executable)
+	}
+	proc, err := start(opts.Package, opts.Executable, opts.Dir, pluginEnv(opts.Project, ""), opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{opts: opts, proc: proc}
+	hs, legacy, err := proc.handshake(ctx, binDir(opts.Executable))
+	if err != nil {
+		_ = proc.close()
+		return nil, fmt.Errorf("provider %s: %w", opts.Package, err)
+	}
+	if !legacy {
+		p.handshook = true
+		p.acceptSecrets, p.acceptResources, p.supportsPreview = hs.GetAcceptSecrets(), hs.GetAcceptResources(), true
+	}
+	info, err := proc.client.GetPluginInfo(ctx, &emptypb.Empty{})
+	if err != nil && status.Code(err) != codes.Unimplemented {
+		_ = proc.close()
+		return nil, fmt.Errorf("provider %s: GetPluginInfo: %w", opts.Package, proc.crashed(err))
+	}
+	p.version = info.GetVersion()
+	return p, nil
+}
+
+// Version is the plugin's own version (GetPluginInfo), empty if it does not say.
+func (p *Provider) Version() string { return p.version }
+
+// Handshook reports whether the plugin answered Handshake (false: built before it existed).
+func (p *Provider) Handshook() bool { return p.handshook }
+
+// Close stops the plugin gracefully (Cancel, SIGINT, SIGKILL after a grace period).
+func (p *Provider) Close() error { return p.proc.close() }
+
+// Capabilities: Pulumi providers can all Read.
+func (p *Provider) Capabilities() provider.Capabilities { return provider.Capabilities{Read: true} }
+
+// PackageSchema returns the plugin's package schema (JSON).
+func (p *Provider) PackageSchema(ctx context.Context) ([]byte, error) {
+	resp, err := p.proc.client.GetSchema(ctx, &pulumirpc.GetSchemaRequest{})
+	if err != nil {
+		return nil, p.rpcErr("GetSchema", err)
+	}
+	return []byte(resp.GetSchema()), nil
+}
+
+// Schema is not supported: Pulumi schemas describe types for code generators, not HCL blocks;
+// use PackageSchema.
+func (p *Provider) Schema(context.Context, provider.SchemaRequest) (provider.Schema, error) {
+	return provider.Schema{}, provider.ErrNotSupported
+}
+
+func (p *Provider) providerURN() string {
+	return p.urn(p.opts.Stack, "pulumi:providers:"+p.opts.Package, "default")
+}
+
+func (p *Provider) urn(stack, typ, name string) string {
+	project := p.opts.Project
+	if project == "" {
+		project = stack
+	}
+	return fmt.Sprintf("urn:pulumi:%s::%s::%s::%s", stack, project, typ, name)
+}
+
+func (p *Provider) resURN(r provider.Resource) string { return p.urn(r.StackName, r.Type, r.Name) }
+
+// Configure checks the configuration with CheckConfig and applies it with Configure. When the
+// configuration holds unknowns (a preview) Configure is skipped, as Pulumi does.
+func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest) (provider.ConfigureResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.configureLocked(ctx, req.Config)
+}
+
+func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provider.ConfigureResponse, error) {
+	var resp provider.ConfigureResponse
+	if config == cty.NilVal || config.IsNull() {
+		config = cty.EmptyObjectVal
+	}
+	if p.opts.Version != "" && config.Type().IsObjectType() && !config.Type().HasAttribute("version") {
+		attrs := config.AsValueMap()
+		if attrs == nil {
+			attrs = map[string]cty.Value{}
+		}
+		attrs["version"] = cty.StringVal(p.opts.Version)
+		config = cty.ObjectVal(attrs)
+	}
+	urn := p.providerURN()
+	enc := encoder{secrets: true, preview: true}
+	news, err := enc.toStruct(config)
+	if err != nil {
+		return resp, fmt.Errorf("provider %s: configuration: %w", p.opts.Package, err)
+	}
+	checked, err := p.proc.client.CheckConfig(ctx, &pulumirpc.CheckRequest{
+		Urn: urn, Name: "default", Type: "pulumi:providers:" + p.opts.Package,
+		Olds: &structpb.Struct{Fields: map[string]*structpb.Value{}}, News: news, RandomSeed: seed(),
+	})
+	if err != nil {
+		if status.Code(err) != codes.Unimplemented {
+			return resp, p.rpcErr("CheckConfig", err)
+		}
+		checked = &pulumirpc.CheckResponse{Inputs: news}
+	}
+	if ds := failures(checked.GetFailures(), "configuration of provider "+p.opts.Package); len(ds) > 0 {
+		resp.Diagnostics = ds
+		return resp, nil
+	}
+	args := checked.GetInputs()
+	if args == nil {
+		args = news
+	}
+	checkedVal, err := fromStruct(args)
+	if err != nil {
+		return resp, fmt.Errorf("provider %s: CheckConfig reply: %w", p.opts.Package, err)
+	}
+	if !checkedVal.IsWhollyKnown() {
+		p.configured, p.unconfigured = true, true
+		return resp, nil
+	}
+	vars, err := configVariables(p.opts.Package, checkedVal)
+	if err != nil {
+		return resp, err
+	}
+	id, name, typ := unknownString, "default", "pulumi:providers:"+p.opts.Package
+	cr, err := p.proc.client.Configure(ctx, &pulumirpc.ConfigureRequest{
+		Variables: vars, Args: args,
+		AcceptSecrets: true, AcceptResources: true, SendsOldInputs: true, SendsOldInputsToDelete: true,
+		Id: &id, Urn: &urn, Name: &name, Type: &typ,
+	})
+	if err != nil {
+		var missing pulumirpc.ConfigureErrorMissingKeys
+		for _, d := range status.Convert(err).Details() {
+			if m, ok := d.(*pulumirpc.ConfigureErrorMissingKeys); ok {
+				missing.MissingKeys = append(missing.MissingKeys, m.GetMissingKeys()...)
+			}
+		}
+		if len(missing.MissingKeys) > 0 {
+			for _, k := range missing.MissingKeys {
+				resp.Diagnostics = append(resp.Diagnostics, diag.Errorf(diag.Range{}, k.GetName(),
+					"missing required configuration key %q of provider %s: %s", k.GetName(), p.opts.Package, k.GetDescription()))
+			}
+			return resp, nil
+		}
+		if d, ok := providerDiag(err, "Configure"); ok {
+			resp.Diagnostics = append(resp.Diagnostics, d)
+			return resp, nil
+		}
+		return resp, p.rpcErr("Configure", err)
+	}
+	if !p.handshook {
+		p.acceptSecrets, p.acceptResources, p.supportsPreview = cr.GetAcceptSecrets(), cr.GetAcceptResources(), cr.GetSupportsPreview()
+	}
+	p.configured, p.unconfigured = true, false
+	return resp, nil
+}
+
+// configVariables is Configure's deprecated variables map: "<pkg>:config:<key>" → string,
+// non-strings JSON-encoded, without "version".
+func configVariables(pkg string, config cty.Value) (map[string]string, error) {
+	vars := map[string]string{}
+	for k, v := range config.AsValueMap() {
+		if k == "version" {
+			continue
+		}
+		v, _ = v.UnmarkDeep()
+		if v.IsNull() {
+			continue
+		}
+		if v.Type() == cty.String {
+			vars[pkg+":config:"+k] = v.AsString()
+			continue
+		}
+		b, err := value.ToJSON(v)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: configuration %s: %w", pkg, k, err)
+		}
+		vars[pkg+":config:"+k] = string(b)
+	}
+	return vars, nil
+}
+
+// ready configures the provider with only its version if nobody called Configure first.
+func (p *Provider) ready(ctx context.Context) (unconfigured bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.configured {
+		return p.unconfigured, nil
+	}
+	resp, err := p.configureLocked(ctx, cty.EmptyObjectVal)
+	if err != nil {
+		return false, err
+	}
+	if resp.Diagnostics.HasErrors() {
+		return false, resp.Diagnostics.Err()
+	}
+	return p.unconfigured, nil
+}
+
+// encoder for sending to this plugin; preview allows unknowns.
+func (p *Provider) enc(preview bool) encoder {
+	return encoder{secrets: p.acceptSecrets, preview: preview}
+}
+
+// decode converts a reply and, for a plugin that does not take secrets, marks again the
+// top-level keys that were secret in what was sent.
+func (p *Provider) decode(s *structpb.Struct, sent cty.Value) (cty.Value, error) {
+	v, err := fromStruct(s)
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("provider %s: bad reply: %w", p.opts.Package, err)
+	}
+	if !p.acceptSecrets {
+		v = remark(v, secretKeys(sent))
+	}
+	return v, nil
+}
+
+// Check validates inputs of a new resource (olds empty, as Pulumi sends for a create or a
+// replacement). Props may hold unknowns (a preview); the plugin fills defaults.
+func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
+	return p.CheckUpdate(ctx, req, cty.EmptyObjectVal)
+}
+
+// CheckUpdate is Check of an existing resource: olds are its last inputs, from which
+// providers keep values they generated before (auto-names).
+func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, olds cty.Value) (provider.CheckResponse, error) {
+	var resp provider.CheckResponse
+	unconfigured, err := p.ready(ctx)
+	if err != nil {
+		return resp, err
+	}
+	if unconfigured {
+		resp.Props = req.Props
+		return resp, nil
+	}
+	news, err := p.enc(true).toStruct(req.Props)
+	if err != nil {
+		return resp, err
+	}
+	oldInputs, err := p.enc(true).toStruct(olds) // never nil: some providers rely on it
+	if err != nil {
+		return resp, err
+	}
+	r, err := p.proc.client.Check(ctx, &pulumirpc.CheckRequest{
+		Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+		Olds: oldInputs, News: news, RandomSeed: seed(),
+	})
+	if err != nil {
+		return resp, p.rpcErr("Check", err)
+	}
+	for _, f := range r.GetFailures() {
+		resp.Failures = append(resp.Failures, provider.CheckFailure{Property: f.GetProperty(), Reason: f.GetReason()})
+	}
+	if len(resp.Failures) > 0 {
+		return resp, nil
+	}
+	if resp.Props, err = p.decode(r.GetInputs(), req.Props); err != nil {
+		return resp, err
+	}
+	return resp, nil
+}
+
+// Diff asks the plugin what changing OldProps into NewProps does. A plugin that cannot tell
+// (DIFF_UNKNOWN) gets cairn's own comparison of the inputs, as Pulumi's engine does.
+func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
+	var resp provider.DiffResponse
+	unconfigured, err := p.ready(ctx)
+	if err != nil {
+		return resp, err
+	}
+	if unconfigured {
+		return inputDiff(req.OldProps, req.NewProps), nil
+	}
+	enc := p.enc(true)
+	olds, err := enc.toStruct(req.OldOutputs)
+	if err != nil {
+		return resp, err
+	}
+	oldInputs, err := enc.toStruct(req.OldProps)
+	if err != nil {
+		return resp, err
+	}
+	news, err := enc.toStruct(req.NewProps)
+	if err != nil {
+		return resp, err
+	}
+	r, err := p.proc.client.Diff(ctx, &pulumirpc.DiffRequest{
+		Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+		Olds: olds, OldInputs: oldInputs, News: news,
+	})
+	if err != nil {
+		if d, ok := providerDiag(err, "Diff"); ok {
+			resp.Diagnostics = append(resp.Diagnostics, d)
+			return resp, nil
+		}
+		return resp, p.rpcErr("Diff", err)
+	}
+	if r.GetChanges() == pulumirpc.DiffResponse_DIFF_UNKNOWN {
+		return inputDiff(req.OldProps, req.NewProps), nil
+	}
+	return diffResult(r), nil
+}
+
+// diffResult maps a plugin's DiffResponse: replaced when `replaces` is non-empty or any detailed
+// entry is a *_REPLACE kind.
+func diffResult(r *pulumirpc.DiffResponse) provider.DiffResponse {
+	resp := provider.DiffResponse{Changed: r.GetChanges() == pulumirpc.DiffResponse_DIFF_SOME, Planned: cty.NilVal}
+	keys := map[string]bool{}
+	for _, k := range r.GetDiffs() {
+		keys[k] = true
+	}
+	replace := map[string]bool{}
+	for _, k := range r.GetReplaces() {
+		replace[k] = true
+	}
+	for path, d := range r.GetDetailedDiff() {
+		keys[topKey(path)] = true
+		switch d.GetKind() {
+		case pulumirpc.PropertyDiff_ADD_REPLACE, pulumirpc.PropertyDiff_DELETE_REPLACE, pulumirpc.PropertyDiff_UPDATE_REPLACE:
+			replace[path] = true
+		}
+	}
+	for k := range replace {
+		keys[topKey(k)] = true
+	}
+	for k := range keys {
+		resp.ChangedKeys = append(resp.ChangedKeys, k)
+	}
+	sort.Strings(resp.ChangedKeys)
+	for k := range replace {
+		resp.ReplacePaths = append(resp.ReplacePaths, k)
+	}
+	sort.Strings(resp.ReplacePaths)
+	resp.Replace = len(resp.ReplacePaths) > 0
+	if resp.Replace || len(resp.ChangedKeys) > 0 && r.GetChanges() != pulumirpc.DiffResponse_DIFF_NONE {
+		resp.Changed = true
+	}
+	return resp
+}
+
+// topKey is the top-level property of a Pulumi property path ("a.b[0]", "a[\"k\"]", "[\"a.b\"]").
+func topKey(path string) string {
+	if strings.HasPrefix(path, "[\"") {
+		if i := strings.Index(path[2:], "\"]"); i >= 0 {
+			return path[2 : 2+i]
+		}
+	}
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return path
+}
+
+// inputDiff compares the inputs top-level key by key (unknowns count as changes).
+func inputDiff(olds, news cty.Value) provider.DiffResponse {
+	resp := provider.DiffResponse{Planned: cty.NilVal}
+	o, n := attrs(olds), attrs(news)
+	for k, nv := range n {
+		ov, ok := o[k]
+		if !ok || !nv.IsWhollyKnown() || !ov.RawEquals(nv) {
+			resp.ChangedKeys = append(resp.ChangedKeys, k)
+		}
+	}
+	for k := range o {
+		if _, ok := n[k]; !ok {
+			resp.ChangedKeys = append(resp.ChangedKeys, k)
+		}
+	}
+	sort.Strings(resp.ChangedKeys)
+	resp.Changed = len(resp.ChangedKeys) > 0
+	return resp
+}
+
+func attrs(v cty.Value) map[string]cty.Value {
+	v, _ = v.Unmark()
+	if v == cty.NilVal || v.IsNull() || !v.IsKnown() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
+		return nil
+	}
+	out := map[string]cty.Value{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		out[k.AsString()] = e
+	}
+	return out
+}
+
+// Create creates the resource. A plugin's refusal is a diagnostic; a create that left a
+// resource behind in a bad state (ErrorResourceInitFailed) reports its id and outputs.
+func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
+	return p.create(ctx, req, false)
+}
+
+// PreviewCreate asks the plugin what a create would produce: outputs not known until the
+// create are unknown. A plugin that does not support previews returns the inputs.
+func (p *Provider) PreviewCreate(ctx context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
+	return p.create(ctx, req, true)
+}
+
+func (p *Provider) create(ctx context.Context, req provider.CreateRequest, preview bool) (provider.CreateResponse, error) {
+	var resp provider.CreateResponse
+	unconfigured, err := p.ready(ctx)
+	if err != nil {
+		return resp, err
+	}
+	if preview && (unconfigured || !p.supportsPreview) {
+		resp.Outputs = req.Props
+		return resp, nil
+	}
+	props, err := p.enc(preview).toStruct(req.Props)
+	if err != nil {
+		return resp, err
+	}
+	r, err := p.proc.client.Create(ctx, &pulumirpc.CreateRequest{
+		Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+		Properties: props, Timeout: seconds(req.Timeout), Preview: preview,
+	})
+	if err != nil {
+		if init, ok := initFailed(err); ok {
+			resp.ID = init.GetId()
+			resp.Outputs, _ = p.decode(init.GetProperties(), req.Props)
+			resp.Diagnostics = initDiags(init, "Create")
+			return resp, nil
+		}
+		if d, ok := providerDiag(err, "Create"); ok {
+			resp.Diagnostics = append(resp.Diagnostics, d)
+			// Pulumi's Create is atomic: a refusal the plugin reported means nothing exists,
+			// except when the code says the outcome is unknown.
+			if !outcomeUnknown(err) {
+				resp.NotCreated = "the provider reported that the create failed"
+			}
+			return resp, nil
+		}
+		return resp, p.rpcErr("Create", err)
+	}
+	if !preview && r.GetId() == "" {
+		return resp, fmt.Errorf("provider %s: Create of %s returned no id", p.opts.Package, req.Resource.Name)
+	}
+	resp.ID = r.GetId()
+	if resp.Outputs, err = p.decode(r.GetProperties(), req.Props); err != nil {
+		return resp, err
+	}
+	if !preview && !resp.Outputs.IsWhollyKnown() {
+		return resp, fmt.Errorf("provider %s: Create of %s returned unknown outputs outside a preview", p.opts.Package, req.Resource.Name)
+	}
+	return resp, nil
+}
+
+// Read refreshes the resource; an empty ID in the response means it is gone.
+func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider.ReadResponse, error) {
+	var resp provider.ReadResponse
+	if _, err := p.ready(ctx); err != nil {
+		return resp, err
+	}
+	enc := p.enc(false)
+	outs, err := enc.toStruct(req.Outputs)
+	if err != nil {
+		return resp, err
+	}
+	ins, err := enc.toStruct(req.Props)
+	if err != nil {
+		return resp, err
+	}
+	r, err := p.proc.client.Read(ctx, &pulumirpc.ReadRequest{
+		Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+		Properties: outs, Inputs: ins,
+	})
+	if err != nil {
+		if init, ok := initFailed(err); ok {
+			resp.ID = init.GetId()
+			resp.Outputs, _ = p.decode(init.GetProperties(), req.Outputs)
+			resp.Props, _ = p.decode(init.GetInputs(), req.Props)
+			resp.Diagnostics = initDiags(init, "Read")
+			return resp, nil
+		}
+		if d, ok := providerDiag(err, "Read"); ok {
+			resp.Diagnostics = append(resp.Diagnostics, d)
+			return resp, nil
+		}
+		return resp, p.rpcErr("Read", err)
+	}
+	resp.ID = r.GetId()
+	if resp.ID == "" {
+		return resp, nil
+	}
+	if resp.Outputs, err = p.decode(r.GetProperties(), req.Outputs); err != nil {
+		return resp, err
+	}
+	if r.GetInputs() != nil {
+		if resp.Props, err = p.decode(r.GetInputs(), req.Props); err != nil {
+			return resp, err
+		}
+	}
+	return resp, nil
+}
+
+// Update changes the resource in place.
+func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (provider.UpdateResponse, error) {
+	return p.update(ctx, req, false)
+}
+
+// PreviewUpdate asks the plugin what an update would produce, unknown where not known yet.
+func (p *Provider) PreviewUpdate(ctx context.Context, req provider.UpdateRequest) (provider.UpdateResponse, error) {
+	return p.update(ctx, req, true)
+}
+
+func (p *Provider) update(ctx context.Context, req provider.UpdateRequest, preview bool) (provider.UpdateResponse, error) {
+	resp := provider.UpdateResponse{ID: req.ID}
+	unconfigured, err := p.ready(ctx)
+	if err != nil {
+		return resp, err
+	}
+	if preview && (unconfigured || !p.supportsPreview) {
+		resp.Outputs = req.NewProps
+		return resp, nil
+	}
+	enc := p.enc(preview)
+	olds, err := enc.toStruct(req.OldOutputs)
+	if err != nil {
+		return resp, err
+	}
+	oldInputs, err := enc.toStruct(req.OldProps)
+	if err != nil {
+		return resp, err
+	}
+	news, err := enc.toStruct(req.NewProps)
+	if err != nil {
+		return resp, err
+	}
+	r, err := p.proc.client.Update(ctx, &pulumirpc.UpdateRequest{
+		Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+		Olds: olds, OldInputs: oldInputs, News: news, Timeout: seconds(req.Timeout), Preview: preview,
+	})
+	if err != nil {
+		if init, ok := initFailed(err); ok {
+			resp.Outputs, _ = p.decode(init.GetProperties(), req.NewProps)
+			resp.Diagnostics = initDiags(init, "Update")
+			return resp, nil
+		}
+		if d, ok := providerDiag(err, "Update"); ok {
+			resp.Diagnostics = append(resp.Diagnostics, d)
+			return resp, nil
+		}
+		return resp, p.rpcErr("Update", err)
+	}
+	if resp.Outputs, err = p.decode(r.GetProperties(), req.NewProps); err != nil {
+		return resp, err
+	}
+	if !preview && !resp.Outputs.IsWhollyKnown() {
+		return resp, fmt.Errorf("provider %s: Update of %s returned unknown outputs outside a preview", p.opts.Package, req.Resource.Name)
+	}
+	return resp, nil
+}
+
+// Delete deletes the resource: properties are its last outputs, old inputs its last inputs.
+func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (provider.DeleteResponse, error) {
+	var resp provider.DeleteResponse
+	if _, err := p.ready(ctx); err != nil {
+		return resp, err
+	}
+	enc := p.enc(false)
+	outs, err := enc.toStruct(req.Outputs)
+	if err != nil {
+		return resp, err
+	}
+	ins, err := enc.toStruct(req.Props)
+	if err != nil {
+		return resp, err
+	}
+	_, err = p.proc.client.Delete(ctx, &pulumirpc.DeleteRequest{
+		Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+		Properties: outs, OldInputs: ins, Timeout: seconds(req.Timeout),
+	})
+	if err != nil {
+		if d, ok := providerDiag(err, "Delete"); ok {
+			resp.Diagnostics = append(resp.Diagnostics, d)
+			return resp, nil
+		}
+		return resp, p.rpcErr("Delete", err)
+	}
+	return resp, nil
+}
+
+// ReadData calls a provider function (Invoke): Resource.Type is its token, Config its arguments.
+func (p *Provider) ReadData(ctx context.Context, req provider.ReadDataRequest) (provider.ReadDataResponse, error) {
+	var resp provider.ReadDataResponse
+	if _, err := p.ready(ctx); err != nil {
+		return resp, err
+	}
+	preview := !req.Config.IsWhollyKnown()
+	args, err := p.enc(preview).toStruct(req.Config)
+	if err != nil {
+		return resp, err
+	}
+	r, err := p.proc.client.Invoke(ctx, &pulumirpc.InvokeRequest{Tok: req.Resource.Type, Args: args, Preview: preview})
+	if err != nil {
+		if d, ok := providerDiag(err, "Invoke"); ok {
+			resp.Diagnostics = append(resp.Diagnostics, d)
+			return resp, nil
+		}
+		return resp, p.rpcErr("Invoke", err)
+	}
+	if ds := failures(r.GetFailures(), "function "+req.Resource.Type); len(ds) > 0 {
+		resp.Diagnostics = ds
+		return resp, nil
+	}
+	if resp.State, err = p.decode(r.GetReturn(), req.Config); err != nil {
+		return resp, err
+	}
+	return resp, nil
+}
+
+// Import reads the object ID names (Read with the id only).
+func (p *Provider) Import(ctx context.Context, req provider.ImportRequest) (provider.ImportResponse, error) {
+	r, err := p.Read(ctx, provider.ReadRequest{Resource: req.Resource, ID: req.ID})
+	if err != nil {
+		return provider.ImportResponse{}, err
+	}
+	if r.ID == "" && !r.Diagnostics.HasErrors() {
+		r.Diagnostics = append(r.Diagnostics, diag.Errorf(diag.Range{}, "", "%s %q does not exist", req.Resource.Type, req.ID))
+	}
+	return provider.ImportResponse{ID: r.ID, Outputs: r.Outputs, Diagnostics: r.Diagnostics}, nil
+}
+
+// failures turns Check failures into error diagnostics.
+func failures(fs []*pulumirpc.CheckFailure, what string) diag.Diagnostics {
+	var ds diag.Diagnostics
+	for _, f := range fs {
+		ds = append(ds, diag.Errorf(diag.Range{}, f.GetProperty(), "%s: %s", what, f.GetReason()))
+	}
+	return ds
+}
+
+func initFailed(err error) (*pulumirpc.ErrorResourceInitFailed, bool) {
+	for _, d := range status.Convert(err).Details() {
+		if e, ok := d.(*pulumirpc.ErrorResourceInitFailed); ok {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
+func initDiags(e *pulumirpc.ErrorResourceInitFailed, op string) diag.Diagnostics {
+	reasons := e.GetReasons()
+	if len(reasons) == 0 {
+		reasons = []string{"the resource was left unhealthy"}
+	}
+	var ds diag.Diagnostics
+	for _, r := range reasons {
+		ds = append(ds, diag.Errorf(diag.Range{}, "", "%s: %s", op, r))
+	}
+	return ds
+}
+
+// providerDiag turns an error the plugin returned (as opposed to a transport failure or a
+// crash) into a diagnostic for the user.
+func providerDiag(err error, op string) (diag.Diagnostic, bool) {
+	st, ok := status.FromError(err)
+	if !ok {
+		return diag.Diagnostic{}, false
+	}
+	switch st.Code() {
+	case codes.Unavailable, codes.Canceled, codes.DeadlineExceeded, codes.Unimplemented, codes.ResourceExhausted:
+		return diag.Diagnostic{}, false
+	}
+	return diag.Errorf(diag.Range{}, "", "%s: %s", op, st.Message()), true
+}
+
+// outcomeUnknown: Pulumi reads these codes on a mutating call as "may have happened".
+func outcomeUnknown(err error) bool {
+	switch status.Code(err) {
+	case codes.Internal, codes.DataLoss, codes.Unknown:
+		return true
+	}
+	return false
+}
+
+func (p *Provider) rpcErr(op string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("provider %s: %s: %w", p.opts.Package, op, p.proc.crashed(err))
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// seed is Check's randomSeed: 32 fresh bytes per registration, as Pulumi sends.
+func seed() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}
