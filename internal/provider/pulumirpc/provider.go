@@ -517,12 +517,7 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
 	}
-	enc := p.enc(false)
-	outs, err := enc.toStruct(req.Outputs)
-	if err != nil {
-		return resp, err
-	}
-	ins, err := enc.toStruct(req.Props)
+	outs, ins, err := p.stored(req.Outputs, req.Props)
 	if err != nil {
 		return resp, err
 	}
@@ -617,18 +612,24 @@ func (p *Provider) update(ctx context.Context, req provider.UpdateRequest, previ
 	return resp, nil
 }
 
+// stored encodes a resource's stored outputs and inputs for a call that acts on what exists
+// (Read, Delete): no unknowns allowed.
+func (p *Provider) stored(outputs, inputs cty.Value) (outs, ins *structpb.Struct, err error) {
+	enc := p.enc(false)
+	if outs, err = enc.toStruct(outputs); err != nil {
+		return nil, nil, err
+	}
+	ins, err = enc.toStruct(inputs)
+	return outs, ins, err
+}
+
 // Delete deletes the resource: properties are its last outputs, old inputs its last inputs.
 func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (provider.DeleteResponse, error) {
 	var resp provider.DeleteResponse
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
 	}
-	enc := p.enc(false)
-	outs, err := enc.toStruct(req.Outputs)
-	if err != nil {
-		return resp, err
-	}
-	ins, err := enc.toStruct(req.Props)
+	outs, ins, err := p.stored(req.Outputs, req.Props)
 	if err != nil {
 		return resp, err
 	}
