@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/agext/levenshtein v1.2.3
 	github.com/aws/aws-lambda-go v1.55.1
+	github.com/blang/semver v3.5.1+incompatible
 	github.com/creack/pty v1.1.24
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-getter/v2 v2.2.5

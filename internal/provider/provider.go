@@ -170,7 +170,14 @@ type DiffResponse struct {
 	// attribute paths that force a replacement.
 	Planned      cty.Value
 	ReplacePaths []string
-	Diagnostics  diag.Diagnostics // warnings from planning
+	// DeleteBeforeReplace says the provider requires a replacement to delete the old resource
+	// before creating the new one (a Pulumi provider's answer, e.g. a unique name); it matters
+	// only when Replace is set, and a template's own option may still ask for it.
+	DeleteBeforeReplace bool
+	// Stables lists the top-level output properties the change cannot alter, sorted: a preview
+	// keeps their old values known instead of unknown.
+	Stables     []string
+	Diagnostics diag.Diagnostics // warnings from planning
 }
 
 // CreateRequest creates a resource.

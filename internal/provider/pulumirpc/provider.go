@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -362,13 +363,38 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 		return resp, p.rpcErr("Diff", err)
 	}
 	if r.GetChanges() == pulumirpc.DiffResponse_DIFF_UNKNOWN {
-		return inputDiff(req.OldProps, req.NewProps), nil
+		return unknownDiff(r, req.OldProps, req.NewProps), nil
 	}
 	return diffResult(r), nil
 }
 
+// unknownDiff answers for a plugin that could not tell what changed (DIFF_UNKNOWN) as Pulumi's
+// engine does: cairn compares the inputs, and the plugin's replaces, stables and
+// delete-before-replace still count.
+func unknownDiff(r *pulumirpc.DiffResponse, olds, news cty.Value) provider.DiffResponse {
+	resp := inputDiff(olds, news)
+	if resp.Changed {
+		resp.ReplacePaths = sortedSet(r.GetReplaces())
+		resp.Replace = len(resp.ReplacePaths) > 0
+	}
+	resp.DeleteBeforeReplace, resp.Stables = r.GetDeleteBeforeReplace(), sortedSet(r.GetStables())
+	return resp
+}
+
+// sortedSet is strs sorted without repeats, nil when empty.
+func sortedSet(strs []string) []string {
+	var out []string
+	for _, s := range strs {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // diffResult maps a plugin's DiffResponse: replaced when `replaces` is non-empty or any detailed
-// entry is a *_REPLACE kind.
+// entry is a *_REPLACE kind; `deleteBeforeReplace` and `stables` pass through.
 func diffResult(r *pulumirpc.DiffResponse) provider.DiffResponse {
 	resp := provider.DiffResponse{Changed: r.GetChanges() == pulumirpc.DiffResponse_DIFF_SOME, Planned: cty.NilVal}
 	keys := map[string]bool{}
@@ -398,6 +424,7 @@ func diffResult(r *pulumirpc.DiffResponse) provider.DiffResponse {
 	}
 	sort.Strings(resp.ReplacePaths)
 	resp.Replace = len(resp.ReplacePaths) > 0
+	resp.DeleteBeforeReplace, resp.Stables = r.GetDeleteBeforeReplace(), sortedSet(r.GetStables())
 	if resp.Replace || len(resp.ChangedKeys) > 0 && r.GetChanges() != pulumirpc.DiffResponse_DIFF_NONE {
 		resp.Changed = true
 	}

@@ -105,7 +105,39 @@ func TestDiffResultReplaces(t *testing.T) {
 		t.Errorf("detailed diff: %+v", r)
 	}
 	r = diffResult(&pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_NONE})
-	if r.Changed || r.Replace {
+	if r.Changed || r.Replace || r.DeleteBeforeReplace || r.Stables != nil {
 		t.Errorf("no diff: %+v", r)
+	}
+}
+
+func TestDiffResultDeleteBeforeReplaceAndStables(t *testing.T) {
+	r := diffResult(&pulumirpc.DiffResponse{
+		Changes: pulumirpc.DiffResponse_DIFF_SOME, Replaces: []string{"name"},
+		DeleteBeforeReplace: true, Stables: []string{"id", "arn", "id"},
+	})
+	if !r.Replace || !r.DeleteBeforeReplace || strings.Join(r.Stables, ",") != "arn,id" {
+		t.Errorf("delete-before-replace and stables: %+v", r)
+	}
+	r = diffResult(&pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_SOME, Diffs: []string{"size"}})
+	if r.DeleteBeforeReplace || r.Stables != nil {
+		t.Errorf("neither asked for: %+v", r)
+	}
+}
+
+func TestUnknownDiffKeepsProviderAnswer(t *testing.T) {
+	olds := cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal("a"), "size": cty.NumberIntVal(1)})
+	news := cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal("a"), "size": cty.NumberIntVal(2)})
+	answer := &pulumirpc.DiffResponse{
+		Changes: pulumirpc.DiffResponse_DIFF_UNKNOWN, Replaces: []string{"size"},
+		DeleteBeforeReplace: true, Stables: []string{"id"},
+	}
+	r := unknownDiff(answer, olds, news)
+	if !r.Changed || !r.Replace || strings.Join(r.ReplacePaths, ",") != "size" || strings.Join(r.ChangedKeys, ",") != "size" ||
+		!r.DeleteBeforeReplace || strings.Join(r.Stables, ",") != "id" {
+		t.Errorf("inputs differ: %+v", r)
+	}
+	r = unknownDiff(answer, olds, olds)
+	if r.Changed || r.Replace {
+		t.Errorf("inputs equal: no change and no replacement whatever the plugin listed: %+v", r)
 	}
 }
