@@ -23,6 +23,7 @@ const (
 	CloudFormation Dialect = "cloudformation"
 	ROS            Dialect = "ros"
 	Terraform      Dialect = "terraform" // the Terraform language; failures stop, nothing rolls back
+	PulumiYAML     Dialect = "pulumiyaml" // Pulumi YAML programs, with Pulumi provider plugins
 )
 
 // Stack is a parsed, parameter-bound template.

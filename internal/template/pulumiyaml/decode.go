@@ -1,0 +1,173 @@
+package pulumiyaml
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax"
+	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax/encoding"
+	"github.com/zclconf/go-cty/cty"
+	"gopkg.in/yaml.v3"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+)
+
+// decodeFile decodes one YAML file into Pulumi's syntax nodes, which keep file:line:col.
+func decodeFile(name, text string) (*syntax.ObjectNode, diag.Diagnostics) {
+	obj, sds := encoding.DecodeYAML(name, yaml.NewDecoder(bytes.NewReader([]byte(text))), nil)
+	ds := fromSyntax(name, sds)
+	if obj == nil && !ds.HasErrors() {
+		ds = append(ds, diag.Errorf(diag.Range{Filename: name}, "", "%s is empty", name))
+	}
+	return obj, ds
+}
+
+// fromSyntax maps Pulumi's diagnostics onto cairn's.
+func fromSyntax(file string, sds syntax.Diagnostics) diag.Diagnostics {
+	var ds diag.Diagnostics
+	for _, d := range sds {
+		rng := diag.Range{Filename: file}
+		if d.Subject != nil {
+			rng = toRange(d.Subject)
+		}
+		sev := diag.Error
+		if d.Severity == hcl.DiagWarning {
+			sev = diag.Warning
+		}
+		ds = append(ds, diag.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, Range: rng})
+	}
+	return ds
+}
+
+func toRange(r *hcl.Range) diag.Range {
+	if r == nil {
+		return diag.Range{}
+	}
+	return diag.Range{Filename: r.Filename, Line: r.Start.Line, Column: r.Start.Column}
+}
+
+func rangeOf(n syntax.Node) diag.Range {
+	if n == nil || n.Syntax() == nil {
+		return diag.Range{}
+	}
+	return toRange(n.Syntax().Range())
+}
+
+// entry is one key of an object node with where it is.
+type entry struct {
+	key   string
+	value syntax.Node
+	at    where // the key's range, the value's path
+}
+
+func entries(obj *syntax.ObjectNode, path string) []entry {
+	if obj == nil {
+		return nil
+	}
+	out := make([]entry, 0, obj.Len())
+	for i := 0; i < obj.Len(); i++ {
+		kv := obj.Index(i)
+		if kv.Key == nil {
+			continue // a non-string key: the decoder has said so
+		}
+		out = append(out, entry{key: kv.Key.Value(), value: kv.Value, at: where{rng: rangeOf(kv.Key), path: join(path, kv.Key.Value())}})
+	}
+	return out
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// toExpr turns a syntax node into an expression, checking built-in calls.
+func toExpr(n syntax.Node, path string, ranges map[string]diag.Range, prefix string) (expr, diag.Diagnostics) {
+	at := where{rng: rangeOf(n), path: path}
+	if ranges != nil {
+		ranges[prefix] = at.rng
+	}
+	switch n := n.(type) {
+	case nil, *syntax.NullNode:
+		return literal{cty.NullVal(cty.DynamicPseudoType)}, nil
+	case *syntax.BooleanNode:
+		return literal{cty.BoolVal(n.Value())}, nil
+	case *syntax.NumberNode:
+		return literal{number(n)}, nil
+	case *syntax.StringNode:
+		return parseString(n.Value(), at)
+	case *syntax.ListNode:
+		var ds diag.Diagnostics
+		l := listExpr{elems: make([]expr, n.Len())}
+		for i := range l.elems {
+			suffix := "[" + strconv.Itoa(i) + "]"
+			e, d := toExpr(n.Index(i), path+suffix, ranges, prefix+suffix)
+			ds = append(ds, d...)
+			l.elems[i] = e
+		}
+		return l, ds
+	case *syntax.ObjectNode:
+		es := entries(n, path)
+		if len(es) == 1 && strings.HasPrefix(strings.ToLower(es[0].key), "fn::") {
+			fn := where{rng: es[0].at.rng, path: es[0].at.path}
+			ds := checkCall(es[0].key, fn)
+			arg, d := toExpr(es[0].value, es[0].at.path, nil, "")
+			ds = append(ds, d...)
+			return call{name: strings.ToLower(es[0].key), arg: arg, where: fn}, ds
+		}
+		var ds diag.Diagnostics
+		o := objectExpr{}
+		for _, e := range es {
+			if strings.HasPrefix(strings.ToLower(e.key), "fn::") {
+				ds = append(ds, diag.Errorf(e.at.rng, e.at.path, "a built-in function call (%s) must be the only key of its object", e.key))
+			}
+			x, d := toExpr(e.value, e.at.path, ranges, join(prefix, e.key))
+			ds = append(ds, d...)
+			o.keys = append(o.keys, e.key)
+			o.elems = append(o.elems, x)
+		}
+		return o, ds
+	}
+	return literal{cty.NullVal(cty.DynamicPseudoType)}, diag.Diagnostics{diag.Errorf(at.rng, path, "unexpected value")}
+}
+
+// number keeps integers exact: YAML's 3 is 3, not 3.0000001.
+func number(n *syntax.NumberNode) cty.Value {
+	if ys, ok := n.Syntax().(encoding.YAMLSyntax); ok && ys.Node != nil {
+		if i, err := strconv.ParseInt(ys.Node.Value, 0, 64); err == nil {
+			return cty.NumberIntVal(i)
+		}
+	}
+	return cty.NumberFloatVal(n.Value())
+}
+
+// plain decodes a node that must not hold expressions (config values in a stack file).
+func plain(n syntax.Node) cty.Value {
+	x, _ := toExpr(n, "", nil, "")
+	if l, ok := x.(literal); ok {
+		return l.v
+	}
+	switch n := n.(type) {
+	case *syntax.StringNode:
+		return cty.StringVal(n.Value())
+	case *syntax.ListNode:
+		if n.Len() == 0 {
+			return cty.EmptyTupleVal
+		}
+		vals := make([]cty.Value, n.Len())
+		for i := range vals {
+			vals[i] = plain(n.Index(i))
+		}
+		return cty.TupleVal(vals)
+	case *syntax.ObjectNode:
+		attrs := map[string]cty.Value{}
+		for _, e := range entries(n, "") {
+			attrs[e.key] = plain(e.value)
+		}
+		return cty.ObjectVal(attrs)
+	}
+	return cty.NullVal(cty.DynamicPseudoType)
+}

@@ -1,0 +1,304 @@
+package pulumiyaml
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/template"
+)
+
+// File names of a Pulumi YAML project.
+const (
+	ProjectFile = "Pulumi.yaml"
+	MainFile    = "Main.yaml"
+)
+
+// StackFile is the name of the config file of stack.
+func StackFile(stack string) string { return "Pulumi." + stack + ".yaml" }
+
+// Parse reads a Pulumi YAML project (files by name: Pulumi.yaml, Main.yaml when the program
+// is there, Pulumi.<stack>.yaml when the stack has config) and binds its config for stack,
+// overrides winning over the stack file (keys as `key` or `<project>:key`, values as text).
+func Parse(files map[string]string, stack string, overrides map[string]string) (*template.Stack, diag.Diagnostics) {
+	projText, ok := files[ProjectFile]
+	if !ok {
+		return nil, diag.Diagnostics{diag.Errorf(diag.Range{}, "", "no %s: a Pulumi project needs one", ProjectFile)}
+	}
+	proj, ds := decodeFile(ProjectFile, projText)
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}}}
+	p.ds = ds
+	p.project(proj)
+	program := proj
+	if text, ok := files[MainFile]; ok {
+		main, d := decodeFile(MainFile, text)
+		p.ds = append(p.ds, d...)
+		if main == nil {
+			return nil, p.ds
+		}
+		for _, e := range entries(proj, "") {
+			if programKeys[e.key] && e.key != "config" {
+				p.errorf(e.at, "%s is in %s but the program is in %s", e.key, ProjectFile, MainFile)
+			}
+		}
+		program = main
+	}
+	if p.ds.HasErrors() {
+		return nil, p.ds
+	}
+	given := map[string]stackValue{}
+	if text, ok := files[StackFile(stack)]; ok {
+		sf, d := decodeFile(StackFile(stack), text)
+		p.ds = append(p.ds, d...)
+		g, d := stackConfig(sf, p.prog.project, StackFile(stack))
+		p.ds, given = append(p.ds, d...), g
+	}
+	for k, v := range overrides {
+		given[configKey(k, p.prog.project)] = stackValue{v: cty.StringVal(v), text: true}
+	}
+	st := p.program(program, given)
+	if p.ds.HasErrors() {
+		return nil, p.ds
+	}
+	return st, p.ds
+}
+
+// programKeys are the top-level keys of a program (in Pulumi.yaml or Main.yaml).
+var programKeys = map[string]bool{"config": true, "variables": true, "resources": true, "outputs": true}
+
+type parser struct {
+	prog  *program
+	decls    []*configDecl
+	versions []pinned
+	ds       diag.Diagnostics
+}
+
+func (p *parser) errorf(at where, format string, args ...any) {
+	p.ds = append(p.ds, diag.Errorf(at.rng, at.path, format, args...))
+}
+
+func (p *parser) warnf(at where, format string, args ...any) {
+	p.ds = append(p.ds, diag.Warnf(at.rng, at.path, format, args...))
+}
+
+// project reads Pulumi.yaml's project keys: name, runtime and the project's config.
+func (p *parser) project(obj *syntax.ObjectNode) {
+	hasName, hasRuntime := false, false
+	for _, e := range entries(obj, "") {
+		switch e.key {
+		case "name":
+			s, ok := e.value.(*syntax.StringNode)
+			if !ok || s.Value() == "" {
+				p.errorf(e.at, "name must be a non-empty string")
+				continue
+			}
+			p.prog.project, hasName = s.Value(), true
+		case "runtime":
+			hasRuntime = true
+			rt := e.value
+			if o, ok := rt.(*syntax.ObjectNode); ok {
+				rt = nil
+				for _, f := range entries(o, e.at.path) {
+					if f.key == "name" {
+						rt = f.value
+					}
+				}
+			}
+			if s, ok := rt.(*syntax.StringNode); !ok || s.Value() != "yaml" {
+				p.errorf(e.at, "runtime %s: cairn runs only Pulumi YAML programs (runtime: yaml)", strings.TrimSpace(nodeText(rt)))
+			}
+		case "config":
+			d, ds := parseConfigDecls(e.value, e.at.path)
+			p.decls, p.ds = append(p.decls, d...), append(p.ds, ds...)
+		case "configuration":
+			p.errorf(e.at, "the old configuration: section is not supported yet; declare config: instead")
+		case "description", "main", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "plugins", "variables", "resources", "outputs", "pulumi":
+			// plugins: is for plugin discovery (internal/provider/pulumifind); the rest
+			// says nothing to a deploy or is the program.
+		case "packages", "components":
+			p.errorf(e.at, "%s: is not supported yet by cairn's Pulumi YAML front end", e.key)
+		default:
+			p.warnf(e.at, "unknown project key %q is ignored", e.key)
+		}
+	}
+	if !hasName {
+		p.ds = append(p.ds, diag.Errorf(rangeOf(obj), "name", "%s needs a name", ProjectFile))
+	}
+	if !hasRuntime {
+		p.ds = append(p.ds, diag.Errorf(rangeOf(obj), "runtime", "%s needs runtime: yaml", ProjectFile))
+	}
+}
+
+func nodeText(n syntax.Node) string {
+	if n == nil {
+		return "(none)"
+	}
+	return n.String()
+}
+
+// program reads the program: config, variables, resources and outputs.
+func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *template.Stack {
+	st := &template.Stack{Dialect: template.PulumiYAML, Policy: Policy()}
+	var vars, res, outs []entry
+	for _, e := range entries(obj, "") {
+		switch e.key {
+		case "config":
+			if obj != nil && e.value != nil && p.fromMain(obj) {
+				d, ds := parseConfigDecls(e.value, e.at.path)
+				p.decls, p.ds = append(p.decls, d...), append(p.ds, ds...)
+			}
+		case "variables":
+			vars = p.section(e)
+		case "resources":
+			res = p.section(e)
+		case "outputs":
+			outs = p.section(e)
+		case "description":
+			if s, ok := e.value.(*syntax.StringNode); ok {
+				st.Description = s.Value()
+			}
+		}
+	}
+	params, cfg, ds := bindConfig(p.decls, given, StackFile(p.prog.stack))
+	p.ds = append(p.ds, ds...)
+	st.Parameters, p.prog.config = params, cfg
+
+	names := map[string]where{}
+	claim := func(name string, at where) bool {
+		if prev, dup := names[name]; dup {
+			p.errorf(at, "%q is already declared at %s: config, variables and resources share one namespace", name, prev.rng)
+			return false
+		}
+		if name == "pulumi" {
+			p.errorf(at, "pulumi is a built-in variable and cannot be declared")
+			return false
+		}
+		names[name] = at
+		return true
+	}
+	for name := range cfg {
+		names[name] = where{}
+	}
+	for _, e := range vars {
+		if claim(e.key, e.at) {
+			x, ds := toExpr(e.value, e.at.path, nil, "")
+			p.ds = append(p.ds, ds...)
+			p.prog.variables[e.key] = x
+		}
+	}
+	for _, e := range res {
+		if claim(e.key, e.at) {
+			p.prog.resources[e.key] = true
+		}
+	}
+	for _, e := range res {
+		if r := p.resource(e); r != nil {
+			st.Resources = append(st.Resources, r)
+		}
+	}
+	st.Requirements = p.requirements(st.Resources)
+	for _, r := range st.Resources {
+		if r.Provider != "" && !isProviderType(st.Resource(r.Provider).Type) {
+			p.errorf(where{rng: r.Range, path: "resources." + r.Name + ".options.provider"}, "${%s} is not a provider resource (type pulumi:providers:<package>)", r.Provider)
+		}
+	}
+	for _, e := range outs {
+		x, ds := toExpr(e.value, e.at.path, nil, "")
+		p.ds = append(p.ds, ds...)
+		p.deps(x, e.at) // checks that every name it uses exists
+		st.Outputs = append(st.Outputs, &template.Output{Name: e.key, Value: rootExpr{x, p.prog}, Range: e.at.rng})
+	}
+	p.checkCycles(st.Resources)
+	return st
+}
+
+// fromMain says whether obj is Main.yaml's program (Pulumi.yaml's config was read with the project).
+func (p *parser) fromMain(obj *syntax.ObjectNode) bool {
+	r := rangeOf(obj)
+	return r.Filename == MainFile
+}
+
+func (p *parser) section(e entry) []entry {
+	if _, isNull := e.value.(*syntax.NullNode); isNull {
+		return nil
+	}
+	o, ok := e.value.(*syntax.ObjectNode)
+	if !ok {
+		p.errorf(where{rng: rangeOf(e.value), path: e.at.path}, "%s must be an object", e.key)
+		return nil
+	}
+	return entries(o, e.at.path)
+}
+
+// deps returns the resources x needs, directly or through variables, sorted; a name that is
+// not declared is an error at its access.
+func (p *parser) deps(x expr, at where) []string {
+	set := map[string]bool{}
+	p.collect(x, set, map[string]bool{})
+	out := make([]string, 0, len(set))
+	for r := range set {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (p *parser) collect(x expr, set, visiting map[string]bool) {
+	x.accesses(func(a *access) {
+		switch {
+		case p.prog.resources[a.root]:
+			set[a.root] = true
+		case p.prog.variables[a.root] != nil:
+			if visiting[a.root] {
+				p.errorf(a.where, "variable %q refers to itself", a.root)
+				return
+			}
+			visiting[a.root] = true
+			p.collect(p.prog.variables[a.root], set, visiting)
+			delete(visiting, a.root)
+		case a.root == "pulumi":
+		default:
+			if _, ok := p.prog.config[a.root]; !ok {
+				p.errorf(a.where, "${%s}: %q is not a config value, variable or resource", a.text, a.root)
+			}
+		}
+	})
+}
+
+// checkCycles refuses resources that need each other.
+func (p *parser) checkCycles(rs []*template.Resource) {
+	byName := map[string]*template.Resource{}
+	for _, r := range rs {
+		byName[r.Name] = r
+	}
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(r *template.Resource, chain []string) bool
+	visit = func(r *template.Resource, chain []string) bool {
+		switch state[r.Name] {
+		case 1:
+			p.ds = append(p.ds, diag.Errorf(r.Range, "resources."+r.Name, "dependency cycle: %s", strings.Join(append(chain, r.Name), " -> ")))
+			return false
+		case 2:
+			return true
+		}
+		state[r.Name] = 1
+		for _, d := range r.DependsOn {
+			if dr := byName[d]; dr != nil && !visit(dr, append(chain, r.Name)) {
+				return false
+			}
+		}
+		state[r.Name] = 2
+		return true
+	}
+	for _, r := range rs {
+		if !visit(r, nil) {
+			return
+		}
+	}
+}

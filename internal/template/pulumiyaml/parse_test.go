@@ -1,0 +1,297 @@
+package pulumiyaml
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/value"
+)
+
+// scope is a template.Scope with fixed resource values.
+type scope map[string]template.ResourceValue
+
+func (s scope) Resource(name string) (template.ResourceValue, bool) {
+	rv, ok := s[name]
+	return rv, ok
+}
+func (scope) Context() context.Context { return context.Background() }
+
+const projectYAML = `name: shop
+runtime: yaml
+description: a small shop
+config:
+  prefix:
+    type: string
+    default: web
+`
+
+const mainYAML = `config:
+  replicas:
+    type: integer
+    default: 2
+  debug:
+    type: boolean
+    default: false
+  zones:
+    type: array
+  dbPassword:
+    type: string
+    secret: true
+variables:
+  suffix: ${prefix}-${pulumi.stack}
+  firstZone:
+    fn::select: [0, "${zones}"]
+resources:
+  bucket:
+    type: aws:s3:Bucket
+    properties:
+      bucketName: ${suffix}
+      zone: ${firstZone}
+      count: ${replicas}
+      tags:
+        env: ${pulumi.stack}
+        literal: $${notInterpolated}
+  db:
+    type: aws:rds:Instance
+    properties:
+      password: ${dbPassword}
+      bucketArn: ${bucket.arn}
+      firstRule: ${bucket.rules[0]["name"]}
+      label: "db for ${bucket.id} x${replicas}"
+    options:
+      protect: true
+      deleteBeforeReplace: true
+      retainOnDelete: true
+      ignoreChanges: [tags.owner, "ports[0]"]
+      version: 6.1.0
+  later:
+    type: random:RandomId
+    properties:
+      byteLength: 8
+    options:
+      dependsOn: ["${db}"]
+outputs:
+  bucketName: ${bucket.bucketName}
+  joined:
+    fn::join: ["-", ["${prefix}", "${pulumi.project}"]]
+  parts:
+    fn::split: [",", "a,b,c"]
+  doc:
+    fn::toJSON:
+      zones: ${zones}
+      n: ${replicas}
+  hidden:
+    fn::secret: ${prefix}
+`
+
+const stackFile = `config:
+  shop:replicas: "3"
+  zones:
+    - eu-1a
+    - eu-1b
+  aws:region: eu-west-1
+`
+
+func files() map[string]string {
+	return map[string]string{"Pulumi.yaml": projectYAML, "Main.yaml": mainYAML, "Pulumi.dev.yaml": stackFile}
+}
+
+func mustParse(t *testing.T, fs map[string]string, overrides map[string]string) *template.Stack {
+	t.Helper()
+	st, ds := Parse(fs, "dev", overrides)
+	if ds.HasErrors() {
+		t.Fatalf("parse: %v", ds)
+	}
+	return st
+}
+
+func eval(t *testing.T, x template.Expr, s scope) cty.Value {
+	t.Helper()
+	v, ds := x.Eval(s)
+	if ds.HasErrors() {
+		t.Fatalf("eval: %v", ds)
+	}
+	return v
+}
+
+func TestParseProgram(t *testing.T) {
+	st := mustParse(t, files(), map[string]string{"dbPassword": "hunter2"})
+	if st.Dialect != template.PulumiYAML || st.Policy.Dialect != template.PulumiYAML || !st.Policy.PlansReplacements || st.Policy.RollsBack {
+		t.Fatalf("policy: %+v", st.Policy)
+	}
+	if st.Description != "" {
+		t.Errorf("description comes from the program, got %q", st.Description)
+	}
+	var names []string
+	for _, r := range st.Resources {
+		names = append(names, r.Name)
+	}
+	if strings.Join(names, ",") != "bucket,db,later" {
+		t.Fatalf("resources %v", names)
+	}
+	bucket, db, later := st.Resource("bucket"), st.Resource("db"), st.Resource("later")
+	if len(bucket.DependsOn) != 0 || strings.Join(db.DependsOn, ",") != "bucket" || strings.Join(later.DependsOn, ",") != "db" {
+		t.Errorf("deps: bucket %v db %v later %v", bucket.DependsOn, db.DependsOn, later.DependsOn)
+	}
+	if !bucket.CreateBeforeDestroy || bucket.PreventDestroy || bucket.DeletionPolicy != template.Delete {
+		t.Errorf("bucket options: %+v", bucket)
+	}
+	if db.CreateBeforeDestroy || !db.PreventDestroy || db.DeletionPolicy != template.Retain {
+		t.Errorf("db options: cbd %v protect %v policy %v", db.CreateBeforeDestroy, db.PreventDestroy, db.DeletionPolicy)
+	}
+	want := []cty.Path{cty.GetAttrPath("tags").GetAttr("owner"), cty.GetAttrPath("ports").IndexInt(0)}
+	if len(db.IgnoreChanges) != 2 || !db.IgnoreChanges[0].Equals(want[0]) || !db.IgnoreChanges[1].Equals(want[1]) {
+		t.Errorf("ignoreChanges %#v", db.IgnoreChanges)
+	}
+	reqs := map[string]string{}
+	for _, r := range st.Requirements {
+		reqs[r.Name] = r.Versions
+	}
+	if len(reqs) != 2 || reqs["aws"] != "6.1.0" || reqs["random"] != "" {
+		t.Errorf("requirements %v", reqs)
+	}
+	if rng := db.PropertyRange("bucketArn"); rng.Filename != "Main.yaml" || rng.Line != 31 || rng.Column != 18 {
+		t.Errorf("bucketArn at %v", rng)
+	}
+	if rng := bucket.PropertyRange("tags.env"); rng.Line != 25 {
+		t.Errorf("tags.env at %v", rng)
+	}
+	if bucket.Range.Line != 18 || bucket.TypeRange.Line != 19 || bucket.TypeRange.Column != 11 {
+		t.Errorf("bucket at %v, type at %v", bucket.Range, bucket.TypeRange)
+	}
+}
+
+func TestInterpolationTyping(t *testing.T) {
+	st := mustParse(t, files(), map[string]string{"dbPassword": "hunter2"})
+	props := eval(t, st.Resource("bucket").Properties, scope{})
+	if got := props.GetAttr("count"); !got.RawEquals(cty.NumberIntVal(3)) {
+		t.Errorf("count alone keeps the config's integer type: %#v", got)
+	}
+	if got := props.GetAttr("bucketName"); !got.RawEquals(cty.StringVal("web-dev")) {
+		t.Errorf("bucketName %#v", got)
+	}
+	if got := props.GetAttr("zone"); !got.RawEquals(cty.StringVal("eu-1a")) {
+		t.Errorf("zone %#v", got)
+	}
+	tags := props.GetAttr("tags")
+	if got := tags.GetAttr("literal"); !got.RawEquals(cty.StringVal("${notInterpolated}")) {
+		t.Errorf("escape: %#v", got)
+	}
+
+	// Before bucket exists, what db reads of it is unknown; its own values are known.
+	db := st.Resource("db")
+	pre := eval(t, db.Properties, scope{})
+	if pre.GetAttr("bucketArn").IsKnown() || pre.GetAttr("label").IsKnown() {
+		t.Errorf("unknown bucket should leave db's references unknown: %#v", pre)
+	}
+	if pw := pre.GetAttr("password"); !pw.HasMark(value.Sensitive) || pw.Type() != cty.String {
+		t.Errorf("secret config stays secret: %#v", pw)
+	}
+	applied := scope{"bucket": {ID: cty.StringVal("b-123"), Outputs: cty.ObjectVal(map[string]cty.Value{
+		"arn":   cty.StringVal("arn:aws:s3:::b-123"),
+		"rules": cty.TupleVal([]cty.Value{cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal("expire")})}),
+	})}}
+	post := eval(t, db.Properties, applied)
+	for k, want := range map[string]string{"bucketArn": "arn:aws:s3:::b-123", "firstRule": "expire", "label": "db for b-123 x3"} {
+		if got := post.GetAttr(k); !got.RawEquals(cty.StringVal(want)) {
+			t.Errorf("%s = %#v, want %q", k, got, want)
+		}
+	}
+}
+
+func TestOutputsAndBuiltins(t *testing.T) {
+	st := mustParse(t, files(), map[string]string{"dbPassword": "x"})
+	outs := map[string]template.Expr{}
+	for _, o := range st.Outputs {
+		outs[o.Name] = o.Value
+	}
+	applied := scope{"bucket": {ID: cty.StringVal("b"), Outputs: cty.ObjectVal(map[string]cty.Value{"bucketName": cty.StringVal("web-dev")})}}
+	check := func(name string, want cty.Value) {
+		t.Helper()
+		if got := eval(t, outs[name], applied); !got.RawEquals(want) {
+			t.Errorf("%s = %#v, want %#v", name, got, want)
+		}
+	}
+	check("bucketName", cty.StringVal("web-dev"))
+	check("joined", cty.StringVal("web-shop"))
+	check("parts", cty.ListVal([]cty.Value{cty.StringVal("a"), cty.StringVal("b"), cty.StringVal("c")}))
+	check("doc", cty.StringVal(`{"n":3,"zones":["eu-1a","eu-1b"]}`))
+	check("hidden", cty.StringVal("web").Mark(value.Sensitive))
+	if v := eval(t, outs["bucketName"], scope{}); v.IsKnown() {
+		t.Errorf("output of an unapplied resource should be unknown: %#v", v)
+	}
+}
+
+func TestConfigTyping(t *testing.T) {
+	st := mustParse(t, files(), map[string]string{"shop:dbPassword": "s3cret", "debug": "true"})
+	params := map[string]*template.Parameter{}
+	for _, p := range st.Parameters {
+		params[p.Name] = p
+	}
+	for name, want := range map[string]cty.Value{
+		"prefix":     cty.StringVal("web"), // default from Pulumi.yaml
+		"replicas":   cty.NumberIntVal(3),  // "3" in the stack file, typed integer
+		"debug":      cty.True,             // override
+		"zones":      cty.TupleVal([]cty.Value{cty.StringVal("eu-1a"), cty.StringVal("eu-1b")}),
+		"dbPassword": cty.StringVal("s3cret").Mark(value.Sensitive),
+		"aws:region": cty.StringVal("eu-west-1"), // provider config, kept under its full key
+	} {
+		p := params[name]
+		if p == nil {
+			t.Errorf("no parameter %s", name)
+			continue
+		}
+		if !p.Value.RawEquals(want) {
+			t.Errorf("%s = %#v, want %#v", name, p.Value, want)
+		}
+	}
+	if !params["dbPassword"].NoEcho || params["prefix"].NoEcho {
+		t.Errorf("NoEcho: dbPassword %v prefix %v", params["dbPassword"].NoEcho, params["prefix"].NoEcho)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, c := range map[string]struct {
+		overrides map[string]string
+		stack     string
+		want      string
+		line      int
+		file      string
+	}{
+		"missing":    {want: `config "dbPassword" has no value`, line: 10, file: "Main.yaml"},
+		"badInteger": {overrides: map[string]string{"dbPassword": "x", "replicas": "three"}, want: `expected an integer, got "three"`},
+		"badBool":    {overrides: map[string]string{"dbPassword": "x", "debug": "maybe"}, want: "expected true or false"},
+		"badArray":   {overrides: map[string]string{"dbPassword": "x", "zones": `{"a":1}`}, want: "expected an array"},
+		"secure": {stack: "config:\n  zones: [a]\n  shop:dbPassword:\n    secure: v1:abc\n",
+			want: "encrypted config values (secure:) are not supported yet", line: 3, file: "Pulumi.dev.yaml"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fs := files()
+			if c.stack != "" {
+				fs["Pulumi.dev.yaml"] = c.stack
+			}
+			_, ds := Parse(fs, "dev", c.overrides)
+			d := find(ds, c.want)
+			if d == nil {
+				t.Fatalf("want %q, got %v", c.want, ds)
+			}
+			if c.line != 0 && (d.Range.Line != c.line || d.Range.Filename != c.file) {
+				t.Errorf("at %v, want %s:%d", d.Range, c.file, c.line)
+			}
+		})
+	}
+}
+
+func find(ds diag.Diagnostics, text string) *diag.Diagnostic {
+	for i := range ds {
+		if strings.Contains(ds[i].Summary, text) {
+			return &ds[i]
+		}
+	}
+	return nil
+}

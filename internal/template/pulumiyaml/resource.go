@@ -1,0 +1,241 @@
+package pulumiyaml
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/template"
+)
+
+// Package returns the plugin package of a type token: the first segment of
+// `pkg:module:Type`, the third of `pulumi:providers:pkg`.
+func Package(token string) string {
+	parts := strings.Split(token, ":")
+	if len(parts) == 3 && parts[0] == "pulumi" && parts[1] == "providers" {
+		return parts[2]
+	}
+	return parts[0]
+}
+
+// isProviderType says whether token is an explicit provider resource's.
+func isProviderType(token string) bool { return strings.HasPrefix(token, "pulumi:providers:") }
+
+// resource reads one entry of resources:. Every resource is replaced create-first unless
+// deleteBeforeReplace says otherwise (Pulumi's default), and is deleted with its stack
+// unless retainOnDelete.
+func (p *parser) resource(e entry) *template.Resource {
+	body, ok := e.value.(*syntax.ObjectNode)
+	if !ok {
+		p.errorf(e.at, "resource %q must be an object with a type", e.key)
+		return nil
+	}
+	r := &template.Resource{Name: e.key, Range: e.at.rng, DeletionPolicy: template.Delete, UpdateReplacePolicy: template.Delete,
+		CreateBeforeDestroy: true, PropertyRanges: map[string]diag.Range{}}
+	props := expr(objectExpr{})
+	var explicit []string
+	for _, f := range entries(body, e.at.path) {
+		switch f.key {
+		case "type":
+			s, ok := f.value.(*syntax.StringNode)
+			if !ok || s.Value() == "" || strings.Contains(s.Value(), "${") {
+				p.errorf(f.at, "type must be a type token such as random:RandomId")
+				continue
+			}
+			r.Type, r.TypeRange = s.Value(), rangeOf(f.value)
+		case "properties":
+			if _, ok := f.value.(*syntax.ObjectNode); !ok {
+				p.errorf(f.at, "properties must be an object")
+				continue
+			}
+			x, ds := toExpr(f.value, f.at.path, r.PropertyRanges, "")
+			p.ds = append(p.ds, ds...)
+			r.PropertyRanges[""] = f.at.rng
+			props = x
+		case "options":
+			explicit = p.options(r, f)
+		case "get":
+			p.errorf(f.at, "get (reading an existing resource) is not supported yet by cairn's Pulumi YAML front end")
+		case "defaultProvider":
+			p.errorf(f.at, "defaultProvider is not supported yet by cairn's Pulumi YAML front end")
+		case "name":
+			p.warnf(f.at, "name (overriding the logical name %q) is not supported yet and is ignored", e.key)
+		default:
+			p.errorf(f.at, "unknown resource property %q (expected type, properties, options, get, defaultProvider or name)", f.key)
+		}
+	}
+	if r.Type == "" {
+		p.errorf(e.at, "resource %q needs a type", e.key)
+		return nil
+	}
+	r.Properties = rootExpr{props, p.prog}
+	deps := map[string]bool{}
+	for _, d := range append(p.deps(props, e.at), explicit...) {
+		if d == r.Name {
+			p.errorf(e.at, "resource %q refers to itself", r.Name)
+			continue
+		}
+		deps[d] = true
+	}
+	for d := range deps {
+		r.DependsOn = append(r.DependsOn, d)
+	}
+	sort.Strings(r.DependsOn)
+	return r
+}
+
+// options reads a resource's options and returns the resources it names (dependsOn, provider).
+func (p *parser) options(r *template.Resource, e entry) []string {
+	obj, ok := e.value.(*syntax.ObjectNode)
+	if !ok {
+		p.errorf(e.at, "options must be an object")
+		return nil
+	}
+	var named []string
+	for _, f := range entries(obj, e.at.path) {
+		at := where{rng: rangeOf(f.value), path: f.at.path}
+		switch f.key {
+		case "dependsOn":
+			l, ok := f.value.(*syntax.ListNode)
+			if !ok {
+				p.errorf(at, "dependsOn must be a list of resources (${name})")
+				continue
+			}
+			for i := 0; i < l.Len(); i++ {
+				if name, ok := p.resourceRef(l.Index(i), where{rng: rangeOf(l.Index(i)), path: f.at.path}); ok {
+					named = append(named, name)
+				}
+			}
+		case "provider":
+			if name, ok := p.resourceRef(f.value, at); ok {
+				named = append(named, name)
+				r.Provider = name
+			}
+		case "protect":
+			if b, ok := p.boolean(f, at); ok {
+				r.PreventDestroy = b
+			}
+		case "deleteBeforeReplace":
+			if b, ok := p.boolean(f, at); ok {
+				r.CreateBeforeDestroy = !b
+			}
+		case "retainOnDelete":
+			if b, ok := p.boolean(f, at); ok && b {
+				r.DeletionPolicy = template.Retain
+			}
+		case "ignoreChanges":
+			p.ignoreChanges(r, f, at)
+		case "version":
+			s, ok := f.value.(*syntax.StringNode)
+			if !ok || s.Value() == "" {
+				p.errorf(at, "version must be a version string such as 4.16.0")
+				continue
+			}
+			p.require(r, s.Value(), at)
+		case "customTimeouts", "parent", "pluginDownloadURL", "hideDiffs":
+			p.warnf(f.at, "the %s option is not supported yet and is ignored", f.key)
+		case "replaceOnChanges", "providers", "aliases", "additionalSecretOutputs", "import", "deletedWith",
+			"replaceWith", "replacementTrigger", "envVarMappings":
+			p.errorf(f.at, "the %s option is not supported yet by cairn's Pulumi YAML front end", f.key)
+		default:
+			p.errorf(f.at, "unknown resource option %q", f.key)
+		}
+	}
+	return named
+}
+
+// resourceRef reads `${name}` naming a resource.
+func (p *parser) resourceRef(n syntax.Node, at where) (string, bool) {
+	s, ok := n.(*syntax.StringNode)
+	if ok {
+		x, ds := parseString(s.Value(), at)
+		if a, isAccess := x.(*access); !ds.HasErrors() && isAccess && len(a.steps) == 0 {
+			if !p.prog.resources[a.root] {
+				p.errorf(at, "${%s} is not a resource", a.root)
+				return "", false
+			}
+			return a.root, true
+		}
+	}
+	p.errorf(at, "expected a resource reference such as ${name}")
+	return "", false
+}
+
+func (p *parser) boolean(f entry, at where) (bool, bool) {
+	b, ok := f.value.(*syntax.BooleanNode)
+	if !ok {
+		p.errorf(at, "%s must be true or false (expressions are not supported yet here)", f.key)
+		return false, false
+	}
+	return b.Value(), true
+}
+
+// ignoreChanges reads property paths (`tags.env`, `ports[0]`, `["a.b"]`) as cty paths.
+func (p *parser) ignoreChanges(r *template.Resource, f entry, at where) {
+	l, ok := f.value.(*syntax.ListNode)
+	if !ok {
+		p.errorf(at, "ignoreChanges must be a list of property paths")
+		return
+	}
+	for i := 0; i < l.Len(); i++ {
+		s, ok := l.Index(i).(*syntax.StringNode)
+		a, reason := (*access)(nil), "not a string"
+		if ok {
+			a, reason = parseAccess(s.Value())
+		}
+		if a == nil {
+			p.errorf(where{rng: rangeOf(l.Index(i)), path: f.at.path}, "ignoreChanges: invalid property path: %s", reason)
+			continue
+		}
+		path := cty.GetAttrPath(a.root)
+		for _, st := range a.steps {
+			if st.isIdx {
+				path = path.IndexInt(st.index)
+			} else {
+				path = path.GetAttr(st.key)
+			}
+		}
+		r.IgnoreChanges = append(r.IgnoreChanges, path)
+	}
+}
+
+// require records the plugin version a resource asks for; two versions of one package
+// are refused, since one plugin serves a package.
+func (p *parser) require(r *template.Resource, version string, at where) {
+	p.versions = append(p.versions, pinned{r: r, version: version, at: at})
+}
+
+// pinned is a resource's version option, resolved to its package once its type is known.
+type pinned struct {
+	r       *template.Resource
+	version string
+	at      where
+}
+
+// requirements lists every package the resources use, with the version pinned, if any.
+func (p *parser) requirements(rs []*template.Resource) []*template.ProviderRequirement {
+	byPkg := map[string]*template.ProviderRequirement{}
+	var out []*template.ProviderRequirement
+	for _, r := range rs {
+		pkg := Package(r.Type)
+		if byPkg[pkg] == nil {
+			byPkg[pkg] = &template.ProviderRequirement{Name: pkg, Source: pkg, Range: r.TypeRange}
+			out = append(out, byPkg[pkg])
+		}
+	}
+	for _, v := range p.versions {
+		req := byPkg[Package(v.r.Type)]
+		if req == nil {
+			continue
+		}
+		if req.Versions != "" && req.Versions != v.version {
+			p.errorf(v.at, "package %s is asked for at version %s here and %s elsewhere: one plugin version serves a package", req.Name, v.version, req.Versions)
+			continue
+		}
+		req.Versions = v.version
+	}
+	return out
+}
