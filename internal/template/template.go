@@ -22,7 +22,7 @@ type Dialect string
 const (
 	CloudFormation Dialect = "cloudformation"
 	ROS            Dialect = "ros"
-	Terraform      Dialect = "terraform" // the Terraform language; failures stop, nothing rolls back
+	Terraform      Dialect = "terraform"  // the Terraform language; failures stop, nothing rolls back
 	PulumiYAML     Dialect = "pulumiyaml" // Pulumi YAML programs, with Pulumi provider plugins
 )
 

@@ -31,6 +31,9 @@ func fromSyntax(file string, sds syntax.Diagnostics) diag.Diagnostics {
 		rng := diag.Range{Filename: file}
 		if d.Subject != nil {
 			rng = toRange(d.Subject)
+		} else if line, rest, ok := yamlLine(d.Summary); ok {
+			// a syntax error from the YAML decoder names its line in the text only
+			rng.Line, d.Summary = line, rest
 		}
 		sev := diag.Error
 		if d.Severity == hcl.DiagWarning {
@@ -39,6 +42,20 @@ func fromSyntax(file string, sds syntax.Diagnostics) diag.Diagnostics {
 		ds = append(ds, diag.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, Range: rng})
 	}
 	return ds
+}
+
+// yamlLine splits "yaml: line 3: did not find ..." into 3 and the rest.
+func yamlLine(msg string) (int, string, bool) {
+	rest, ok := strings.CutPrefix(msg, "yaml: line ")
+	if !ok {
+		return 0, "", false
+	}
+	num, text, ok := strings.Cut(rest, ": ")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return 0, "", false
+	}
+	return n, "invalid YAML: " + text, true
 }
 
 func toRange(r *hcl.Range) diag.Range {

@@ -73,7 +73,7 @@ func Parse(files map[string]string, stack string, overrides map[string]string) (
 var programKeys = map[string]bool{"config": true, "variables": true, "resources": true, "outputs": true}
 
 type parser struct {
-	prog  *program
+	prog     *program
 	decls    []*configDecl
 	versions []pinned
 	ds       diag.Diagnostics

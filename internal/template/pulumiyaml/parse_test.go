@@ -295,3 +295,127 @@ func find(ds diag.Diagnostics, text string) *diag.Diagnostic {
 	}
 	return nil
 }
+
+func TestRefusalsAndPositions(t *testing.T) {
+	for name, c := range map[string]struct {
+		project, main string
+		want          string
+		file          string
+		line, col     int
+		path          string
+	}{
+		"runtime": {project: "name: p\nruntime: nodejs\n", want: "runtime nodejs: cairn runs only Pulumi YAML programs", file: "Pulumi.yaml", line: 2, col: 1},
+		"runtimeObject": {project: "name: p\nruntime:\n  name: yaml\n  options: {}\nresources:\n  r:\n    type: x:y:Z\n    properties:\n      a:\n        fn::readFile: ./f\n",
+			want: "fn::readFile is not supported yet", file: "Pulumi.yaml", line: 10, col: 9, path: "resources.r.properties.a.fn::readFile"},
+		"yamlSyntax":  {main: "resources:\n  r:\n    type: [unclosed\n", want: "invalid YAML: did not find expected ',' or ']'", file: "Main.yaml", line: 2},
+		"alias":       {main: "resources:\n  r: &x\n    type: a:b:C\n  s: *x\n", want: "alias nodes are not supported", file: "Main.yaml", line: 4, col: 6},
+		"invokeShort": {main: "variables:\n  v:\n    fn::aws:ec2:getAmi: {}\n", want: "short form of fn::invoke", file: "Main.yaml", line: 3, col: 5},
+		"unknownFn":   {main: "variables:\n  v:\n    fn::frobnicate: 1\n", want: "unknown built-in function fn::frobnicate"},
+		"option": {main: "resources:\n  r:\n    type: x:y:Z\n    options:\n      aliases: []\n",
+			want: "the aliases option is not supported yet", file: "Main.yaml", line: 5, col: 7, path: "resources.r.options.aliases"},
+		"unknownRef": {main: "resources:\n  r:\n    type: x:y:Z\n    properties:\n      a: x-${nope.b}\n",
+			want: `"nope" is not a config value, variable or resource`, file: "Main.yaml", line: 5, col: 10, path: "resources.r.properties.a"},
+		"badAccess":    {main: "variables:\n  v: ${a[x]}\n", want: "invalid property access ${a[x]}"},
+		"unterminated": {main: "variables:\n  v: ${a.b\n", want: "unterminated interpolation"},
+		"cycle": {main: "resources:\n  a:\n    type: x:y:Z\n    properties: {p: '${b.q}'}\n  b:\n    type: x:y:Z\n    properties: {p: '${a.q}'}\n",
+			want: "dependency cycle: a -> b -> a"},
+		"varCycle":    {main: "variables:\n  a: ${b}\n  b: ${a}\nresources:\n  r:\n    type: x:y:Z\n    properties: {p: '${a}'}\n", want: "refers to itself"},
+		"duplicate":   {main: "variables:\n  r: 1\nresources:\n  r:\n    type: x:y:Z\n", want: `"r" is already declared at Main.yaml:2:3`},
+		"notProvider": {main: "resources:\n  a:\n    type: x:y:Z\n  b:\n    type: x:y:Z\n    options:\n      provider: ${a}\n", want: "${a} is not a provider resource"},
+		"dependsOn":   {main: "resources:\n  a:\n    type: x:y:Z\n    options:\n      dependsOn: [\"${a.id}\"]\n", want: "expected a resource reference"},
+		"versions": {main: "resources:\n  a:\n    type: x:y:Z\n    options: {version: 1.0.0}\n  b:\n    type: x:y:W\n    options: {version: 2.0.0}\n",
+			want: "package x is asked for at version 2.0.0 here and 1.0.0 elsewhere"},
+		"get":       {main: "resources:\n  a:\n    type: x:y:Z\n    get: {id: abc}\n", want: "get (reading an existing resource) is not supported yet"},
+		"noType":    {main: "resources:\n  a:\n    properties: {}\n", want: `resource "a" needs a type`},
+		"oldConfig": {project: "name: p\nruntime: yaml\nconfiguration:\n  a: {type: String}\n", want: "the old configuration: section is not supported yet"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fs := map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\n"}
+			if c.project != "" {
+				fs["Pulumi.yaml"] = c.project
+			}
+			if c.main != "" {
+				fs["Main.yaml"] = c.main
+			}
+			st, ds := Parse(fs, "dev", nil)
+			if !ds.HasErrors() || st != nil {
+				t.Fatalf("want an error, got %v", ds)
+			}
+			d := find(ds, c.want)
+			if d == nil {
+				t.Fatalf("want %q, got %v", c.want, ds)
+			}
+			if c.line != 0 && (d.Range.Filename != c.file || d.Range.Line != c.line || d.Range.Column != c.col) {
+				t.Errorf("at %v, want %s:%d:%d", d.Range, c.file, c.line, c.col)
+			}
+			if c.path != "" && d.Path != c.path {
+				t.Errorf("path %q, want %q", d.Path, c.path)
+			}
+		})
+	}
+}
+
+func TestWarningsKeepParsing(t *testing.T) {
+	fs := map[string]string{"Pulumi.yaml": `name: p
+runtime: yaml
+resources:
+  prov:
+    type: pulumi:providers:random
+  r:
+    type: random:RandomId
+    properties:
+      byteLength: 4
+    options:
+      provider: ${prov}
+      customTimeouts: {create: 5m}
+      parent: ${prov}
+`}
+	st, ds := Parse(fs, "dev", nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	if find(ds, "customTimeouts option is not supported yet") == nil || find(ds, "parent option is not supported yet") == nil {
+		t.Errorf("want warnings for the options not honoured yet, got %v", ds)
+	}
+	r := st.Resource("r")
+	if r.Provider != "prov" || strings.Join(r.DependsOn, ",") != "prov" {
+		t.Errorf("provider %q deps %v", r.Provider, r.DependsOn)
+	}
+	if len(st.Requirements) != 1 || st.Requirements[0].Name != "random" {
+		t.Errorf("requirements %+v", st.Requirements)
+	}
+}
+
+func TestUnknownsThroughBuiltins(t *testing.T) {
+	fs := map[string]string{"Pulumi.yaml": `name: p
+runtime: yaml
+resources:
+  a:
+    type: x:y:Z
+  b:
+    type: x:y:Z
+    properties:
+      joined:
+        fn::join: [",", ["${a.x}", "k"]]
+      picked:
+        fn::select: [1, ["${a.x}", "known"]]
+      json:
+        fn::toJSON: {v: "${a.x}"}
+      secretJoin:
+        fn::join: ["", [{fn::secret: s}, "t"]]
+`}
+	st := mustParse(t, fs, nil)
+	v := eval(t, st.Resource("b").Properties, scope{})
+	if v.GetAttr("joined").IsKnown() || v.GetAttr("json").IsKnown() {
+		t.Errorf("unknown inputs give unknown results: %#v", v)
+	}
+	if got := v.GetAttr("picked"); !got.RawEquals(cty.StringVal("known")) {
+		t.Errorf("select of a known element is known: %#v", got)
+	}
+	if got := v.GetAttr("secretJoin"); !got.RawEquals(cty.StringVal("st").Mark(value.Sensitive)) {
+		t.Errorf("a secret input makes the result secret: %#v", got)
+	}
+	if strings.Join(st.Resource("b").DependsOn, ",") != "a" {
+		t.Errorf("deps %v", st.Resource("b").DependsOn)
+	}
+}
