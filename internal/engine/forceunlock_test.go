@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/provider/providertest"
 	"github.com/cairn-dev/cairn/internal/state"
 )
 
@@ -50,6 +53,11 @@ func TestForceUnlock(t *testing.T) {
 			if waited := waitOn(e, op.ID); waited.Status != state.Failed {
 				t.Errorf("%s\nthe operation is %s after ForceUnlock", tc.reason, waited.Status)
 			}
+			// The run that was forced out writes no stack row afterwards: its writes are fenced.
+			time.Sleep(300 * time.Millisecond)
+			if st, err := e.Stack(context.Background(), "s"); err != nil || st.Status != "CREATE_FAILED" || !strings.Contains(st.StatusReason, "force-unlocked by alice@box") {
+				t.Errorf("%s\nthe stack after the forced-out run stopped: %s %q (%v)", tc.reason, st.Status, st.StatusReason, err)
+			}
 			for _, c := range fake.Calls() {
 				if c.Method == "Delete" {
 					t.Errorf("%s\nForceUnlock rolled back: %v", tc.reason, fake.Calls())
@@ -64,5 +72,42 @@ func TestForceUnlock(t *testing.T) {
 				t.Errorf("Cancel with nothing running: %v, want a *engine.NoOperationError", err)
 			}
 		})
+	}
+}
+
+// TestForcedOutRunWritesNoStackRow: a run on another engine, still alive, that a ForceUnlock
+// ended: when its provider call returns, it writes neither its step nor the stack's row
+// (both fenced), so the forced status stays.
+func TestForcedOutRunWritesNoStackRow(t *testing.T) {
+	started, release := make(chan struct{}, 10), make(chan struct{})
+	slow := &providertest.Fake{CreateFn: func(ctx context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
+		if req.Resource.Name == "B" {
+			started <- struct{}{}
+			<-release // deaf to the cancel, as a provider stuck in a cloud call is
+		}
+		return provider.CreateResponse{ID: req.Resource.Name + "-1", Outputs: req.Props}, nil
+	}}
+	h := newHarness(t, slow)
+	first := engineOn(t, h.store, slow, engine.Options{LeaseTTL: time.Hour})
+	op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	second := engineOn(t, h.store, slow, engine.Options{OwnerAlive: func(string) bool { return true }})
+	if _, err := second.ForceUnlock(context.Background(), "s", "alice@box"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	waitOn(first, op.ID)
+	time.Sleep(300 * time.Millisecond)
+	st, err := second.Stack(context.Background(), "s")
+	if err != nil || st.Status != "CREATE_FAILED" || !strings.Contains(st.StatusReason, "force-unlocked by alice@box") {
+		t.Errorf("the stack after the forced-out run went on: %s %q (%v)", st.Status, st.StatusReason, err)
+	}
+	for _, r := range st.Resources {
+		if r.LogicalID == "B" && r.Status == "CREATE_COMPLETE" {
+			t.Errorf("the forced-out run wrote B: %+v", r)
+		}
 	}
 }
