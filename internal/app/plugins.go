@@ -23,6 +23,7 @@ func Cleanup() { tfplugin.CleanupClients() }
 // cairn's --plugin-dir first, then what terraform's CLI configuration names.
 type plugins struct {
 	inst    *tfinstall.Installer
+	dirs    []string // --plugin-dir: Pulumi plugins are looked for there too
 	log     *slog.Logger
 	private privateProviders
 }
@@ -34,7 +35,7 @@ func newPlugins(dirs []string, log *slog.Logger) (*plugins, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the Terraform CLI configuration: %w", err)
 	}
-	return &plugins{inst: inst, log: log}, nil
+	return &plugins{inst: inst, dirs: dirs, log: log}, nil
 }
 
 func (p *plugins) Resolve(ctx context.Context, reqs []*template.ProviderRequirement, lockSrc []byte, upgrade bool) (map[string]engine.Plugin, []byte, diag.Diagnostics) {
@@ -51,6 +52,13 @@ func (p *plugins) Resolve(ctx context.Context, reqs []*template.ProviderRequirem
 	private, reqs, pdiags := p.private.resolve(ctx, reqs, p.log)
 	if diags = diags.Append(pdiags); diags.HasErrors() {
 		return nil, nil, diags
+	}
+	pulumi, reqs, pdiags := resolvePulumi(reqs, p.dirs, p.log) // pulumiplugins.go
+	if diags = diags.Append(pdiags); diags.HasErrors() {
+		return nil, nil, diags
+	}
+	for src, pl := range pulumi { // Pulumi has no lock file: pinned versions are in the program
+		private[src] = pl
 	}
 	var treqs []tfinstall.Requirement
 	ranges := map[addr.Provider]diag.Range{}

@@ -60,7 +60,7 @@ func (r *runner) rootCommand() *cobra.Command {
 	pf.StringVarP(&r.output, "output", "o", "text", "output format: text or json")
 	pf.BoolVarP(&r.verbose, "verbose", "v", false, "in-process: log at info level to stderr (default: warnings only)")
 	pf.BoolVar(&r.noColor, "no-color", false, "no ANSI colours in text output (also with env NO_COLOR set or TERM=dumb; colours only ever go to a terminal)")
-	pf.StringArrayVar(&r.pluginDirs, "plugin-dir", nil, "directory of Terraform provider plugins, searched before terraform's CLI configuration (repeatable; env CAIRN_PLUGIN_DIR, colon-separated)")
+	pf.StringArrayVar(&r.pluginDirs, "plugin-dir", nil, "directory of Terraform provider plugins, searched before terraform's CLI configuration, and of Pulumi plugins, searched before $PULUMI_HOME/plugins (repeatable; env CAIRN_PLUGIN_DIR, colon-separated)")
 	root.AddCommand(r.deployCommand(), r.previewCommand(), r.deleteCommand(), r.importCommand(), r.stacksCommand(),
 		r.describeCommand(), r.eventsCommand(), r.outputsCommand(), r.validateCommand(), r.serverCommand())
 	root.AddCommand(r.cancelCommand())

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/state"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/template/cfn"
+	"github.com/cairn-dev/cairn/internal/template/pulumiyaml"
 	"github.com/cairn-dev/cairn/internal/template/tflang"
 	"github.com/cairn-dev/cairn/internal/value"
 )
@@ -54,7 +55,7 @@ const (
 )
 
 // dialects are the policies of the dialects parse knows, CloudFormation first.
-var dialects = append(cfn.Policies(), tflang.Policy())
+var dialects = append(cfn.Policies(), tflang.Policy(), pulumiyaml.Policy())
 
 // policyOf is the policy of a stored stack's dialect, for stacks whose template is not parsed
 // (or not yet). A stack without a known dialect is CloudFormation, cairn's first.
@@ -70,16 +71,13 @@ func policyOf(dialect string) template.DialectPolicy {
 // parse picks the dialect from the source and parses it.
 func (e *Engine) parse(ctx context.Context, stackName, stackID string, src source, validate bool) (*template.Stack, diag.Diagnostics) {
 	if src.files != nil {
-		files := make(map[string][]byte, len(src.files))
-		for name, text := range src.files {
-			files[name] = []byte(text)
+		for _, fe := range dirFrontEnds { // frontends.go
+			if fe.detect(src.files) {
+				return fe.parse(ctx, e, stackName, src, validate)
+			}
 		}
-		if !tflang.Detect(files, "") {
-			return nil, diag.Diagnostics{diag.Errorf(diag.Range{}, "",
-				"no Terraform configuration files (.tf or .tf.json) in the template directory")}
-		}
-		return tflang.Parse(ctx, files, tflang.Options{Vars: src.params, VarFiles: src.varFiles, Env: src.env, Validate: validate,
-			AbsDir: src.workDir, ClientHome: e.o.ClientDirs})
+		return nil, diag.Diagnostics{diag.Errorf(diag.Range{}, "",
+			"no Terraform configuration files (.tf or .tf.json) or Pulumi.yaml in the template directory")}
 	}
 	text := []byte(src.text)
 	d, ok := cfn.Detect(text)

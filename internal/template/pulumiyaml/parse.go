@@ -208,6 +208,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 			p.errorf(where{rng: r.Range, path: "resources." + r.Name + ".options.provider"}, "${%s} is not a provider resource (type pulumi:providers:<package>)", r.Provider)
 		}
 	}
+	defaultProviders(st)
 	for _, e := range outs {
 		x, ds := toExpr(e.value, e.at.path, nil, "")
 		p.ds = append(p.ds, ds...)

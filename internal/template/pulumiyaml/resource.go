@@ -222,7 +222,7 @@ func (p *parser) requirements(rs []*template.Resource) []*template.ProviderRequi
 	for _, r := range rs {
 		pkg := Package(r.Type)
 		if byPkg[pkg] == nil {
-			byPkg[pkg] = &template.ProviderRequirement{Name: pkg, Source: pkg, Range: r.TypeRange}
+			byPkg[pkg] = &template.ProviderRequirement{Name: pkg, Source: Source(pkg), Range: r.TypeRange}
 			out = append(out, byPkg[pkg])
 		}
 	}

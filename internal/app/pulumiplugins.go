@@ -1,0 +1,55 @@
+package app
+
+import (
+	"log/slog"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/provider/pulumifind"
+	"github.com/cairn-dev/cairn/internal/provider/pulumirpc"
+	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/template/pulumiyaml"
+)
+
+// resolvePulumi finds the plugin of every Pulumi package among reqs (pulumiyaml.Source) in
+// cairn's plugin directories, then $PULUMI_HOME/plugins, and returns them by source with the
+// requirements that are not Pulumi's.
+func resolvePulumi(reqs []*template.ProviderRequirement, dirs []string, log *slog.Logger) (map[string]engine.Plugin, []*template.ProviderRequirement, diag.Diagnostics) {
+	out := map[string]engine.Plugin{}
+	var rest []*template.ProviderRequirement
+	var diags diag.Diagnostics
+	finder := pulumifind.Finder{PluginDirs: dirs}
+	for _, r := range reqs {
+		pkg, ok := pulumiyaml.PackageOf(r.Source)
+		if !ok {
+			rest = append(rest, r)
+			continue
+		}
+		found, err := finder.Find(pkg, r.Versions)
+		if err != nil {
+			diags = diags.Append(diag.Errorf(r.Range, "", "%s", err))
+			continue
+		}
+		out[r.Source] = pulumiPlugin{pkg: pkg, asked: r.Versions, found: found, log: log}
+	}
+	return out, rest, diags
+}
+
+// pulumiPlugin is one found Pulumi plugin; each Open is its own process, started on first use.
+type pulumiPlugin struct {
+	pkg   string
+	asked string // the version the program pinned, "" for any
+	found pulumifind.Plugin
+	log   *slog.Logger
+}
+
+func (p pulumiPlugin) Version() string { return p.found.Version }
+
+func (p pulumiPlugin) Open(_, dir string) provider.Provider {
+	version := p.asked
+	if version == "" {
+		version = p.found.Version
+	}
+	return pulumirpc.Open(pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: version, Log: p.log})
+}
