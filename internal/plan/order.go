@@ -1,5 +1,7 @@
 package plan
 
+import "slices"
+
 // Cascade decides which resources downstream of root go before root's delete-first
 // replacement, as terraform orders them: a resource that depends on a replaced one and is
 // itself replaced delete-first (replaces says so, given the set replaced so far) is destroyed
@@ -12,7 +14,7 @@ func Cascade(order []string, dependsOn func(string) []string, root string, repla
 	replaced := map[string]bool{root: true}
 	var doomed []string
 	for _, name := range order {
-		if replaced[name] || !dependsOnAny(dependsOn(name), replaced) {
+		if replaced[name] || !slices.ContainsFunc(dependsOn(name), func(d string) bool { return replaced[d] }) {
 			continue
 		}
 		if replaces(name, replaced) {
@@ -20,9 +22,7 @@ func Cascade(order []string, dependsOn func(string) []string, root string, repla
 			doomed = append(doomed, name)
 		}
 	}
-	for i, j := 0, len(doomed)-1; i < j; i, j = i+1, j-1 {
-		doomed[i], doomed[j] = doomed[j], doomed[i]
-	}
+	slices.Reverse(doomed)
 	return doomed
 }
 
@@ -43,13 +43,4 @@ func (p *Plan) Order(order []string, dependsOn func(string) []string) {
 			p.Steps[i].DestroyFirst = Cascade(order, dependsOn, p.Steps[i].Resource, deleteFirst)
 		}
 	}
-}
-
-func dependsOnAny(deps []string, set map[string]bool) bool {
-	for _, d := range deps {
-		if set[d] {
-			return true
-		}
-	}
-	return false
 }

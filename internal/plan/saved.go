@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -25,7 +26,7 @@ type Plan struct {
 	Outputs []OutputChange `json:"outputs,omitempty"`
 
 	once  sync.Once
-	index map[string]int // Steps by resource, for Holds
+	index map[string]int // Steps by resource, for Step
 }
 
 // Base is what a plan was made from, as digests: a saved plan applies only to the same.
@@ -53,14 +54,20 @@ func Digest(parts ...[]byte) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// Step returns the step for resource name, if the plan has one.
+// Step returns the step for resource name, if the plan has one. The index is built on the
+// first call: a Plan's Steps do not change once it is made or decoded.
 func (p *Plan) Step(name string) (Step, bool) {
-	for _, s := range p.Steps {
-		if s.Resource == name {
-			return s, true
+	p.once.Do(func() {
+		p.index = make(map[string]int, len(p.Steps))
+		for i, s := range p.Steps {
+			p.index[s.Resource] = i
 		}
+	})
+	i, ok := p.index[name]
+	if !ok {
+		return Step{}, false
 	}
-	return Step{}, false
+	return p.Steps[i], true
 }
 
 // Decode reads a saved plan.
@@ -131,20 +138,14 @@ func (p *Plan) Holds(name string, now Step, gone bool) error {
 	if gone && now.Action == Create {
 		now = Step{Action: Replace, Order: DeleteFirst}
 	}
-	p.once.Do(func() {
-		p.index = make(map[string]int, len(p.Steps))
-		for i, s := range p.Steps {
-			p.index[s.Resource] = i
-		}
-	})
-	i, ok := p.index[name]
+	planned, ok := p.Step(name)
 	switch {
 	case !ok && now.Action == Same:
 		return nil
 	case !ok:
 		return fmt.Errorf("the saved plan does not change %s, which would now %s: preview again", name, describe(now))
-	case !Allows(p.Steps[i], now):
-		return fmt.Errorf("the saved plan said %s would %s; it would now %s: preview again", name, describe(p.Steps[i]), describe(now))
+	case !Allows(planned, now):
+		return fmt.Errorf("the saved plan said %s would %s; it would now %s: preview again", name, describe(planned), describe(now))
 	}
 	return nil
 }
@@ -218,15 +219,7 @@ func describe(s Step) string {
 }
 
 func unionKeys(a, b map[string]string) []string {
-	var keys []string
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
 	slices.Sort(keys)
-	return keys
+	return slices.Compact(keys)
 }
