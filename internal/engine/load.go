@@ -95,8 +95,8 @@ func (e *Engine) parse(ctx context.Context, stackName, stackID string, src sourc
 // appliedConfigs returns, for a Terraform-language stack, the stored configuration of every
 // resource whose last apply succeeded (source.applied); nil for other stacks.
 func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[string]state.Resource {
-	if !policyOf(stack.Dialect).SkipsUnchanged || stack.Status == "DELETE_COMPLETE" {
-		return nil
+	if !skipsUnchanged(stack) {
+		return nil // before reading its resources
 	}
 	rows, err := e.store.ListResources(ctx, keyOf(stack))
 	if err != nil {
@@ -107,7 +107,7 @@ func (e *Engine) appliedConfigs(ctx context.Context, stack state.Stack) map[stri
 
 // appliedOf is appliedConfigs of stack's resource rows, for a caller that has them.
 func appliedOf(stack state.Stack, rows []state.Resource) map[string]state.Resource {
-	if !policyOf(stack.Dialect).SkipsUnchanged || stack.Status == "DELETE_COMPLETE" {
+	if !skipsUnchanged(stack) {
 		return nil
 	}
 	out := make(map[string]state.Resource, len(rows))
@@ -117,6 +117,12 @@ func appliedOf(stack state.Stack, rows []state.Resource) map[string]state.Resour
 		}
 	}
 	return out
+}
+
+// skipsUnchanged reports whether a deploy of stack may skip the resources it applied
+// unchanged: its dialect does so, and the stack still holds them.
+func skipsUnchanged(stack state.Stack) bool {
+	return policyOf(stack.Dialect).SkipsUnchanged && stack.Status != "DELETE_COMPLETE"
 }
 
 // load parses and binds a template for stack, resolves the providers it needs and, with

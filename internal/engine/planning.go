@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/diag"
@@ -49,11 +51,7 @@ func (r *run) planMoved() string {
 	if r.req.Plan == nil || r.req.Creating && len(r.prior) == 0 {
 		return ""
 	}
-	list := make([]state.Resource, 0, len(r.prior))
-	for _, row := range r.prior {
-		list = append(list, row)
-	}
-	if err := r.req.Plan.MovedResources(resourceDigests(list)); err != nil {
+	if err := r.req.Plan.MovedResources(resourceDigests(slices.Collect(maps.Values(r.prior)))); err != nil {
 		return err.Error()
 	}
 	return ""

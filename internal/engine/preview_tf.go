@@ -42,7 +42,6 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 		f.Triggered = f.Triggered || pv.changed[a]
 	}
 	if f.Exists && !f.Tainted && pv.unchanged(ctx, p, res, row, props) {
-		f.Unchanged = true
 		return plan.Step{Action: plan.Same}, nil, nil, pv.sc.setRow(row)
 	}
 	req := provider.DiffRequest{Resource: pr, NewProps: props}
