@@ -74,21 +74,27 @@ func parseQuery(r *http.Request, names ...string) (query, error) {
 				return q, err
 			}
 		case "attributes":
-			if q.noAttributes = vals[0] == "false"; !q.noAttributes && vals[0] != "true" {
-				return q, &requestError{msg: fmt.Sprintf("query parameter attributes=%q: want true or false", vals[0])}
-			}
+			var attributes bool
+			attributes, err = trueOrFalse(key, vals[0])
+			q.noAttributes = !attributes
 		case "latest":
-			if q.latest = vals[0] == "true"; !q.latest && vals[0] != "false" {
-				return q, &requestError{msg: fmt.Sprintf("query parameter latest=%q: want true or false", vals[0])}
-			}
+			q.latest, err = trueOrFalse(key, vals[0])
 		case "show-secrets":
-			q.showSecrets, err = strconv.ParseBool(vals[0])
-			if err != nil || vals[0] != "true" && vals[0] != "false" {
-				return q, &requestError{msg: fmt.Sprintf("query parameter show-secrets=%q: want true or false", vals[0])}
-			}
+			q.showSecrets, err = trueOrFalse(key, vals[0])
+		}
+		if err != nil {
+			return q, err
 		}
 	}
 	return q, nil
+}
+
+// trueOrFalse parses the boolean query parameter key: exactly "true" or "false".
+func trueOrFalse(key, val string) (bool, error) {
+	if val != "true" && val != "false" {
+		return false, &requestError{msg: fmt.Sprintf("query parameter %s=%q: want true or false", key, val)}
+	}
+	return val == "true", nil
 }
 
 // parseWait accepts a Go duration ("30s", "1m") or a number of seconds; more than MaxWait
