@@ -1,17 +1,14 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/user"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/client"
@@ -89,7 +86,7 @@ func (r *runner) forceUnlock(ctx context.Context, c *client.Client, stack string
 		return err
 	}
 	if !yes {
-		if !r.stdinTerminal() {
+		if !r.env.IsTerminal(r.env.Stdin) {
 			return usagef("refusing to force-unlock stack %s without confirmation: stdin is not a terminal; add --yes", stack)
 		}
 		ok, err := r.confirmForce(op)
@@ -115,12 +112,12 @@ func (r *runner) confirmForce(op api.Operation) (bool, error) {
 		"  back, even if a cairn process is still running it. Whatever that operation was changing\n"+
 		"  may exist without cairn knowing. Only 'yes' will be accepted to confirm.\n\n"+
 		"  Enter a value: ", op.Stack, op.Kind, op.ID, formatTime(op.StartedAt, timeZone))
-	line, err := bufio.NewReader(r.env.Stdin).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, fmt.Errorf("cannot read the answer: %w", err)
+	yes, err := answeredYes(r.env.Stdin)
+	if err != nil {
+		return false, err
 	}
 	fmt.Fprintln(r.env.Stderr)
-	return strings.TrimSpace(line) == "yes", nil
+	return yes, nil
 }
 
 // printEnded prints how a cancelled or force-unlocked operation ended: note (text only),
@@ -146,12 +143,6 @@ func busyElsewhere(err error, stack string) error {
 			"(Ctrl-C), or end it at once, without rollback, with `cairn cancel --stack %s --force`", ae.Message, stack)
 	}
 	return err
-}
-
-// stdinTerminal reports whether the CLI's stdin is a terminal a user can answer on.
-func (r *runner) stdinTerminal() bool {
-	f, ok := r.env.Stdin.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // whoForces names the user forcing an unlock in the stack's event: USER@HOST.

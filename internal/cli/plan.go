@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,10 +75,20 @@ func (r *runner) interactive() bool {
 // it applies or destroys.
 func (r *runner) confirm(question, detail string) bool {
 	fmt.Fprintf(r.env.Stdout, "\n%s\n  %s\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", question, detail)
-	line, err := bufio.NewReader(r.env.Stdin).ReadString('\n')
-	if err != nil && err != io.EOF {
+	yes, err := answeredYes(r.env.Stdin)
+	if err != nil {
 		return false
 	}
 	fmt.Fprintln(r.env.Stdout)
-	return strings.TrimSpace(line) == "yes"
+	return yes
+}
+
+// answeredYes reads one line of in and reports whether it is "yes", the only answer that
+// approves (as terraform's prompts take it).
+func answeredYes(in io.Reader) (bool, error) {
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("cannot read the answer: %w", err)
+	}
+	return strings.TrimSpace(line) == "yes", nil
 }
