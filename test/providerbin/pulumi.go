@@ -17,19 +17,8 @@ import (
 func PulumiConformance(tb testing.TB) string {
 	tb.Helper()
 	src := filepath.Join(RepoRoot(), "test", "pulumiproviders")
-	key := "pulumi-conformance-" + treeHash(tb, src)
-	mu.Lock()
-	bin, ok := builds[key]
-	mu.Unlock()
-	if ok {
-		return bin
-	}
-	root, err := cacheDir()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := filepath.Join(root, key, "pulumiproviders")
-	if _, err := os.Stat(out); err != nil {
+	return build(tb, "pulumi-conformance-"+treeHash(tb, src), func(dir string) (string, error) {
+		out := filepath.Join(dir, "pulumiproviders")
 		cmd := exec.Command("go", "build", "-o", out, ".")
 		cmd.Dir = src
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -37,13 +26,10 @@ func PulumiConformance(tb testing.TB) string {
 			if proxyUnreachable(string(b)) {
 				tb.Skipf("cannot build the Pulumi conformance providers: the Go module proxy is unreachable:\n%s", b)
 			}
-			tb.Fatalf("build the Pulumi conformance providers: %v\n%s", err, b)
+			return "", fmt.Errorf("build the Pulumi conformance providers: %v\n%s", err, b)
 		}
-	}
-	mu.Lock()
-	builds[key] = out
-	mu.Unlock()
-	return out
+		return out, nil
+	})
 }
 
 // PulumiPlugins lays the conformance providers out as a Pulumi plugin cache

@@ -336,9 +336,6 @@ func pluginEnv(project, configJSON string) []string {
 	return env
 }
 
-// Executable is the file name Pulumi gives the plugin of package pkg.
-func Executable(pkg string) string { return "pulumi-resource-" + pkg }
-
 func binDir(executable string) string {
 	d, err := filepath.Abs(filepath.Dir(executable))
 	if err != nil {

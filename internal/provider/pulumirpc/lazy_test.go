@@ -13,7 +13,7 @@ import (
 // later calls fail, not panic); a plugin that cannot start fails each call the same way.
 func TestLazyStartsOnFirstCall(t *testing.T) {
 	ctx := context.Background()
-	missing := filepath.Join(t.TempDir(), Executable("nothere"))
+	missing := filepath.Join(t.TempDir(), "pulumi-resource-nothere")
 	l := Open(Options{Package: "nothere", Executable: missing})
 	if err := l.Close(); err != nil {
 		t.Fatalf("Close of a plugin never started: %v", err)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -338,16 +339,7 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	if unconfigured {
 		return inputDiff(req.OldProps, req.NewProps), nil
 	}
-	enc := p.enc(true)
-	olds, err := enc.toStruct(req.OldOutputs)
-	if err != nil {
-		return resp, err
-	}
-	oldInputs, err := enc.toStruct(req.OldProps)
-	if err != nil {
-		return resp, err
-	}
-	news, err := enc.toStruct(req.NewProps)
+	olds, oldInputs, news, err := p.enc(true).change(req.OldOutputs, req.OldProps, req.NewProps)
 	if err != nil {
 		return resp, err
 	}
@@ -383,14 +375,10 @@ func unknownDiff(r *pulumirpc.DiffResponse, olds, news cty.Value) provider.DiffR
 
 // sortedSet is strs sorted without repeats, nil when empty.
 func sortedSet(strs []string) []string {
-	var out []string
-	for _, s := range strs {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
+	if len(strs) == 0 {
+		return nil
 	}
-	sort.Strings(out)
-	return out
+	return slices.Compact(slices.Sorted(slices.Values(strs)))
 }
 
 // diffResult maps a plugin's DiffResponse: replaced when `replaces` is non-empty or any detailed
@@ -415,14 +403,8 @@ func diffResult(r *pulumirpc.DiffResponse) provider.DiffResponse {
 	for k := range replace {
 		keys[topKey(k)] = true
 	}
-	for k := range keys {
-		resp.ChangedKeys = append(resp.ChangedKeys, k)
-	}
-	sort.Strings(resp.ChangedKeys)
-	for k := range replace {
-		resp.ReplacePaths = append(resp.ReplacePaths, k)
-	}
-	sort.Strings(resp.ReplacePaths)
+	resp.ChangedKeys = slices.Sorted(maps.Keys(keys))
+	resp.ReplacePaths = slices.Sorted(maps.Keys(replace))
 	resp.Replace = len(resp.ReplacePaths) > 0
 	resp.DeleteBeforeReplace, resp.Stables = r.GetDeleteBeforeReplace(), sortedSet(r.GetStables())
 	if resp.Replace || len(resp.ChangedKeys) > 0 && r.GetChanges() != pulumirpc.DiffResponse_DIFF_NONE {
@@ -601,16 +583,7 @@ func (p *Provider) update(ctx context.Context, req provider.UpdateRequest, previ
 		resp.Outputs = req.NewProps
 		return resp, nil
 	}
-	enc := p.enc(preview)
-	olds, err := enc.toStruct(req.OldOutputs)
-	if err != nil {
-		return resp, err
-	}
-	oldInputs, err := enc.toStruct(req.OldProps)
-	if err != nil {
-		return resp, err
-	}
-	news, err := enc.toStruct(req.NewProps)
+	olds, oldInputs, news, err := p.enc(preview).change(req.OldOutputs, req.OldProps, req.NewProps)
 	if err != nil {
 		return resp, err
 	}
@@ -648,6 +621,21 @@ func (p *Provider) stored(outputs, inputs cty.Value) (outs, ins *structpb.Struct
 	}
 	ins, err = enc.toStruct(inputs)
 	return outs, ins, err
+}
+
+// change encodes what Diff and Update both send: the last outputs, the last inputs and the
+// new inputs.
+func (e encoder) change(oldOutputs, oldInputs, newInputs cty.Value) (olds, oldIns, news *structpb.Struct, err error) {
+	if olds, err = e.toStruct(oldOutputs); err != nil {
+		return nil, nil, nil, err
+	}
+	if oldIns, err = e.toStruct(oldInputs); err != nil {
+		return nil, nil, nil, err
+	}
+	if news, err = e.toStruct(newInputs); err != nil {
+		return nil, nil, nil, err
+	}
+	return olds, oldIns, news, nil
 }
 
 // Delete deletes the resource: properties are its last outputs, old inputs its last inputs.

@@ -23,12 +23,12 @@ func packed(name, typ, platform string) (*version.Version, bool) {
 	return v, err == nil
 }
 
-// cacheRoot is where packed providers are unpacked, as terraform unpacks them under
-// .terraform/providers: <cache>/cairn/providers/HOST/NAMESPACE/TYPE/VERSION/OS_ARCH.
 // CacheDir is the provider cache: CAIRN_PROVIDER_CACHE, else cairn/providers in the user's
 // cache directory. Besides unpacked packages it holds their hashes and schemas.
 func CacheDir() (string, error) { return cacheRoot() }
 
+// cacheRoot is where packed providers are unpacked, as terraform unpacks them under
+// .terraform/providers: <cache>/cairn/providers/HOST/NAMESPACE/TYPE/VERSION/OS_ARCH.
 func cacheRoot() (string, error) {
 	if d := os.Getenv("CAIRN_PROVIDER_CACHE"); d != "" {
 		return d, nil

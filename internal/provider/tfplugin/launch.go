@@ -239,8 +239,6 @@ func (t *tail) suffix() string {
 	return "\nlast lines of the provider's stderr:\n" + strings.Join(lines, "\n")
 }
 
-// withoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a provider
-// binary, possibly a tenant's, has no business with the server's credentials.
 // pluginEnv is a plugin process's environment: never cairn's own CAIRN_* variables (tokens,
 // the secrets key), and, unless cairn logs at debug level, the SDKs' logging turned off.
 func pluginEnv(environ []string, debug bool) []string {
@@ -251,6 +249,8 @@ func pluginEnv(environ []string, debug bool) []string {
 	return env
 }
 
+// withoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a provider
+// binary, possibly a tenant's, has no business with the server's credentials.
 func withoutCairnEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {

@@ -46,13 +46,16 @@ func executableKey(path string) string {
 	return fmt.Sprintf("%s\x00%d\x00%d", abs, fi.Size(), fi.ModTime().UnixNano())
 }
 
+// memKey is the in-memory cache's key: a build read with one protocol version.
+func memKey(key string, version int) string { return fmt.Sprintf("%s\x00v%d", key, version) }
+
 func cachedSchemas(key string, version int) *schemas {
 	if key == "" {
 		return nil
 	}
 	schemaCache.Lock()
 	defer schemaCache.Unlock()
-	return schemaCache.m[fmt.Sprintf("%s\x00v%d", key, version)]
+	return schemaCache.m[memKey(key, version)]
 }
 
 func storeSchemas(key string, version int, s *schemas) {
@@ -61,7 +64,7 @@ func storeSchemas(key string, version int, s *schemas) {
 	}
 	schemaCache.Lock()
 	defer schemaCache.Unlock()
-	schemaCache.m[fmt.Sprintf("%s\x00v%d", key, version)] = s
+	schemaCache.m[memKey(key, version)] = s
 }
 
 // The disk cache keeps a provider package's schemas across cairn processes, so that a command

@@ -1,6 +1,7 @@
 package pulumiyaml
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
@@ -155,9 +156,7 @@ func (in interp) eval(ev *evaluator) (cty.Value, diag.Diagnostics) {
 		v, d := p.eval(ev)
 		ds = append(ds, d...)
 		v, m := v.UnmarkDeep()
-		for k := range m {
-			marks[k] = struct{}{}
-		}
+		maps.Copy(marks, m)
 		if !v.IsWhollyKnown() {
 			known = false
 			continue

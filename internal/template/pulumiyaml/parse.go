@@ -1,7 +1,8 @@
 package pulumiyaml
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax"
@@ -242,12 +243,7 @@ func (p *parser) section(e entry) []entry {
 func (p *parser) deps(x expr, at where) []string {
 	set := map[string]bool{}
 	p.collect(x, set, map[string]bool{})
-	out := make([]string, 0, len(set))
-	for r := range set {
-		out = append(out, r)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 func (p *parser) collect(x expr, set, visiting map[string]bool) {

@@ -1,7 +1,8 @@
 package pulumiyaml
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax"
@@ -80,10 +81,7 @@ func (p *parser) resource(e entry) *template.Resource {
 		}
 		deps[d] = true
 	}
-	for d := range deps {
-		r.DependsOn = append(r.DependsOn, d)
-	}
-	sort.Strings(r.DependsOn)
+	r.DependsOn = slices.Sorted(maps.Keys(deps))
 	return r
 }
 
