@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/atomicfile"
 	"io/fs"
 	"math/rand/v2"
 	"net"
@@ -160,11 +161,7 @@ func createRemembered(path, addr string) error {
 
 // replaceRemembered writes addr to path in place of what it held, atomically.
 func replaceRemembered(path, addr string) error {
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, []byte(addr+"\n"), 0o600); err != nil {
-		return fmt.Errorf("cannot remember the response address: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(path, []byte(addr+"\n"), 0o600); err != nil {
 		return fmt.Errorf("cannot remember the response address: %w", err)
 	}
 	return nil

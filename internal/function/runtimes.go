@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/atomicfile"
 )
 
 // bootstrapJS is cairn's Node.js runtime: it speaks the Runtime API, loads the handler's
@@ -118,11 +120,7 @@ func (m *Manager) runtimeFile(name, ext string, content []byte) (string, error) 
 		return p, nil
 	}
 	if _, err := os.Stat(p); err != nil {
-		tmp := p + ".tmp" + newRequestID()[:8]
-		if err := os.WriteFile(tmp, content, 0o600); err != nil {
-			return "", fmt.Errorf("cannot write the %s: %w", name, err)
-		}
-		if err := os.Rename(tmp, p); err != nil {
+		if err := atomicfile.Write(p, content, 0o600); err != nil {
 			return "", fmt.Errorf("cannot write the %s: %w", name, err)
 		}
 	}

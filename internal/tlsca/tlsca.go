@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/atomicfile"
 )
 
 // File names inside the directory given to Ensure.
@@ -312,23 +314,7 @@ func writePEM(path, typ string, der []byte, perm fs.FileMode) error {
 	if err := pem.Encode(&buf, &pem.Block{Type: typ, Bytes: der}); err != nil {
 		return fmt.Errorf("cannot encode %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, buf.Bytes(), perm); err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	return nil

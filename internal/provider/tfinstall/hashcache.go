@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -46,14 +47,7 @@ func writeHashEntry(path, h string) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".hash-*")
-	if err != nil {
-		return
-	}
-	_, werr := f.WriteString(h)
-	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), path) != nil {
-		_ = os.Remove(f.Name())
-	}
+	_ = atomicfile.Write(path, []byte(h), 0o600) // failing costs the next command a hash
 }
 
 // packageIdentity is the cache key of the package directory dir: a digest of every file's

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/cairn-dev/cairn/internal/atomicfile"
 	tf5 "github.com/cairn-dev/cairn/internal/tfplugin5"
 	tf6 "github.com/cairn-dev/cairn/internal/tfplugin6"
 )
@@ -126,12 +127,5 @@ func writeDiskSchemas(path string, version int, raw []byte) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".schemas-*")
-	if err != nil {
-		return
-	}
-	_, werr := fmt.Fprintf(f, "%s%d\n%s", diskSchemaMagic, version, raw)
-	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), path) != nil {
-		_ = os.Remove(f.Name())
-	}
+	_ = atomicfile.Write(path, fmt.Appendf(nil, "%s%d\n%s", diskSchemaMagic, version, raw), 0o600)
 }
