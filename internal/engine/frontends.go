@@ -28,8 +28,8 @@ var dirFrontEnds = []dirFrontEnd{
 	},
 	{
 		detect: pulumiyaml.Detect,
-		parse: func(_ context.Context, _ *Engine, stackName string, src source, _ bool) (*template.Stack, diag.Diagnostics) {
-			return pulumiyaml.Parse(src.files, stackName, src.params)
+		parse: func(ctx context.Context, _ *Engine, stackName string, src source, _ bool) (*template.Stack, diag.Diagnostics) {
+			return pulumiyaml.Parse(ctx, src.files, stackName, src.params)
 		},
 	},
 }

@@ -11,12 +11,24 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"gopkg.in/yaml.v3"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 )
 
-// decodeFile decodes one YAML file into Pulumi's syntax nodes, which keep file:line:col.
-func decodeFile(name, text string) (*syntax.ObjectNode, diag.Diagnostics) {
-	obj, sds := encoding.DecodeYAML(name, yaml.NewDecoder(bytes.NewReader([]byte(text))), nil)
+// decodeFile decodes one YAML file into Pulumi's syntax nodes, which keep file:line:col. The
+// request's budget bounds it first, as the CloudFormation decoder's: flow collections nested
+// deeper than its depth (the YAML decoder stops only at 10,000 levels) and text that may hold
+// far more nodes than its alias-node limit are refused before decoding.
+func decodeFile(bud *budget.Budget, name, text string) (*syntax.ObjectNode, diag.Diagnostics) {
+	src := []byte(text)
+	if depth, line, col := budget.BracketDepth(src, bud.Limits().Depth); bud.Depth(depth) != nil {
+		return nil, diag.Diagnostics{diag.Errorf(diag.Range{Filename: name, Line: line, Column: col}, "", "%s",
+			budget.Named(bud.Depth(depth), "the program's nesting"))}
+	}
+	if err := budget.YAMLTooBig(src, bud.Limits(), name+"'s YAML nodes"); err != nil {
+		return nil, diag.Diagnostics{diag.Errorf(diag.Range{Filename: name, Line: 1, Column: 1}, "", "%s", err)}
+	}
+	obj, sds := encoding.DecodeYAML(name, yaml.NewDecoder(bytes.NewReader(src)), nil)
 	ds := fromSyntax(name, sds)
 	if obj == nil && !ds.HasErrors() {
 		ds = append(ds, diag.Errorf(diag.Range{Filename: name}, "", "%s is empty", name))

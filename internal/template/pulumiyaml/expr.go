@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -205,7 +206,7 @@ func parseString(s string, at where) (expr, diag.Diagnostics) {
 		case strings.HasPrefix(s[i:], "${"):
 			end := strings.IndexByte(s[i+2:], '}')
 			if end < 0 {
-				return nil, diag.Diagnostics{diag.Errorf(at.rng, at.path, "unterminated interpolation in %q: a ${ without its }", s)}
+				return nil, diag.Diagnostics{diag.Errorf(at.rng, at.path, "unterminated interpolation in %q: a ${ without its }", excerpt(s[i:]))}
 			}
 			body := s[i+2 : i+2+end]
 			a, err := parseAccess(body)
@@ -315,4 +316,17 @@ type rootExpr struct {
 func (r rootExpr) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
 	ev := &evaluator{prog: r.prog, scope: s, vars: map[string]cty.Value{}}
 	return r.x.eval(ev)
+}
+
+// excerpt is the start of s, for a message: never a whole value of any size.
+func excerpt(s string) string {
+	const most = 60
+	if len(s) <= most {
+		return s
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

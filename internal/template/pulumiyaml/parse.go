@@ -1,6 +1,7 @@
 package pulumiyaml
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
 )
@@ -24,12 +26,14 @@ func StackFile(stack string) string { return "Pulumi." + stack + ".yaml" }
 // Parse reads a Pulumi YAML project (files by name: Pulumi.yaml, Main.yaml when the program
 // is there, Pulumi.<stack>.yaml when the stack has config) and binds its config for stack,
 // overrides winning over the stack file (keys as `key` or `<project>:key`, values as text).
-func Parse(files map[string]string, stack string, overrides map[string]string) (*template.Stack, diag.Diagnostics) {
+// ctx carries the request's budget (internal/budget), which bounds the decoding.
+func Parse(ctx context.Context, files map[string]string, stack string, overrides map[string]string) (*template.Stack, diag.Diagnostics) {
+	bud := budget.From(ctx)
 	projText, ok := files[ProjectFile]
 	if !ok {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Range{}, "", "no %s: a Pulumi project needs one", ProjectFile)}
 	}
-	proj, ds := decodeFile(ProjectFile, projText)
+	proj, ds := decodeFile(bud, ProjectFile, projText)
 	if ds.HasErrors() {
 		return nil, ds
 	}
@@ -38,7 +42,7 @@ func Parse(files map[string]string, stack string, overrides map[string]string) (
 	p.project(proj)
 	program := proj
 	if text, ok := files[MainFile]; ok {
-		main, d := decodeFile(MainFile, text)
+		main, d := decodeFile(bud, MainFile, text)
 		p.ds = append(p.ds, d...)
 		if main == nil {
 			return nil, p.ds
@@ -55,7 +59,7 @@ func Parse(files map[string]string, stack string, overrides map[string]string) (
 	}
 	given := map[string]stackValue{}
 	if text, ok := files[StackFile(stack)]; ok {
-		sf, d := decodeFile(StackFile(stack), text)
+		sf, d := decodeFile(bud, StackFile(stack), text)
 		p.ds = append(p.ds, d...)
 		g, d := stackConfig(sf, p.prog.project, StackFile(stack))
 		p.ds, given = append(p.ds, d...), g

@@ -10,6 +10,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/value"
+
+	"github.com/cairn-dev/cairn/internal/budget"
 )
 
 // scope is a template.Scope with fixed resource values.
@@ -103,7 +105,7 @@ func files() map[string]string {
 
 func mustParse(t *testing.T, fs map[string]string, overrides map[string]string) *template.Stack {
 	t.Helper()
-	st, ds := Parse(fs, "dev", overrides)
+	st, ds := Parse(context.Background(), fs, "dev", overrides)
 	if ds.HasErrors() {
 		t.Fatalf("parse: %v", ds)
 	}
@@ -275,7 +277,7 @@ func TestConfigErrors(t *testing.T) {
 			if c.stack != "" {
 				fs["Pulumi.dev.yaml"] = c.stack
 			}
-			_, ds := Parse(fs, "dev", c.overrides)
+			_, ds := Parse(context.Background(), fs, "dev", c.overrides)
 			d := find(ds, c.want)
 			if d == nil {
 				t.Fatalf("want %q, got %v", c.want, ds)
@@ -337,7 +339,7 @@ func TestRefusalsAndPositions(t *testing.T) {
 			if c.main != "" {
 				fs["Main.yaml"] = c.main
 			}
-			st, ds := Parse(fs, "dev", nil)
+			st, ds := Parse(context.Background(), fs, "dev", nil)
 			if !ds.HasErrors() || st != nil {
 				t.Fatalf("want an error, got %v", ds)
 			}
@@ -370,7 +372,7 @@ resources:
       customTimeouts: {create: 5m}
       parent: ${prov}
 `}
-	st, ds := Parse(fs, "dev", nil)
+	st, ds := Parse(context.Background(), fs, "dev", nil)
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
@@ -417,5 +419,27 @@ resources:
 	}
 	if strings.Join(st.Resource("b").DependsOn, ",") != "a" {
 		t.Errorf("deps %v", st.Resource("b").DependsOn)
+	}
+}
+
+// TestHostileInputBounded: a program nested deeper than the request's budget, or one that may
+// hold far more YAML nodes than it allows, is refused before decoding, and a long unterminated
+// interpolation is quoted in part only.
+func TestHostileInputBounded(t *testing.T) {
+	ctx := budget.WithLimits(context.Background(), budget.Limits{Depth: 50, AliasNodes: 1000})
+	deep := "name: p\nruntime: yaml\nvariables:\n  x: " + strings.Repeat("[", 51) + strings.Repeat("]", 51) + "\n"
+	_, ds := Parse(ctx, map[string]string{ProjectFile: deep}, "dev", nil)
+	if !ds.HasErrors() || !strings.Contains(ds.Err().Error(), "the program's nesting") {
+		t.Errorf("deep program: %v", ds.Err())
+	}
+	wide := "name: p\nruntime: yaml\nvariables:\n  x: [" + strings.Repeat("1,", 100000) + "1]\n"
+	_, ds = Parse(ctx, map[string]string{ProjectFile: wide}, "dev", nil)
+	if !ds.HasErrors() || !strings.Contains(ds.Err().Error(), "Pulumi.yaml's YAML nodes") {
+		t.Errorf("wide program: %v", ds.Err())
+	}
+	long := "name: p\nruntime: yaml\nvariables:\n  x: \"" + strings.Repeat("${", 50000) + "\"\n"
+	_, ds = Parse(context.Background(), map[string]string{ProjectFile: long}, "dev", nil)
+	if !ds.HasErrors() || len(ds.Err().Error()) > 1000 {
+		t.Errorf("long unterminated interpolation: %d bytes of error", len(ds.Err().Error()))
 	}
 }
