@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/addr"
@@ -57,9 +58,7 @@ func (p *plugins) Resolve(ctx context.Context, reqs []*template.ProviderRequirem
 	if diags = diags.Append(pdiags); diags.HasErrors() {
 		return nil, nil, diags
 	}
-	for src, pl := range pulumi { // Pulumi has no lock file: pinned versions are in the program
-		private[src] = pl
-	}
+	maps.Copy(private, pulumi) // Pulumi has no lock file: pinned versions are in the program
 	var treqs []tfinstall.Requirement
 	ranges := map[addr.Provider]diag.Range{}
 	for _, r := range reqs {

@@ -2,6 +2,8 @@ package function
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
@@ -86,7 +88,7 @@ func (s Service) FunctionLogs(ctx context.Context, name, requestID string, limit
 func (s Service) wire(d Definition) api.Function {
 	return api.Function{Name: d.Name, Kind: string(d.Kind), URL: urlOrEmpty(d.URL), Handler: d.Handler,
 		TimeoutSeconds: int(d.Timeout / time.Second), MemoryMB: d.MemoryMB, Concurrency: d.Concurrency,
-		ARN: d.ARN(s.M.cfg.Region, s.M.cfg.AccountID), EnvironmentKeys: sortedKeys(d.Env), CreatedAt: d.CreatedAt}
+		ARN: d.ARN(s.M.cfg.Region, s.M.cfg.AccountID), EnvironmentKeys: slices.Sorted(maps.Keys(d.Env)), CreatedAt: d.CreatedAt}
 }
 
 // urlOrEmpty shows a url function's URL without credentials and query.

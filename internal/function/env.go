@@ -1,6 +1,7 @@
 package function
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ var reservedEnv = []string{"_HANDLER", "_X_AMZN_TRACE_ID", "AWS_DEFAULT_REGION",
 // checkEnv refuses variables a function cannot have. Messages name variables, never values.
 func checkEnv(env map[string]string) error {
 	size := 0
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		switch {
 		case !envName.MatchString(k):
 			return invalidf("environment variable name %q is invalid: use letters, digits and '_', starting with a letter", k)
@@ -33,15 +34,6 @@ func checkEnv(env map[string]string) error {
 		return invalidf("the environment variables take %d bytes; the limit is %d", size, maxEnvBytes)
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // KindOfRuntime maps a runtime as Lambda and the CLI name it to the kind that runs it:

@@ -217,6 +217,24 @@ func TestLogs(t *testing.T) {
 	}
 }
 
+// A line printed just before the process asks for its next invocation is still the previous
+// request's, however late cairn reads it from the pipe: many lines make the reader lag.
+func TestLogsOfTheLastRequestBeforeNext(t *testing.T) {
+	m := newManager(t)
+	create(t, m, "chatty", "echo", nil)
+	invoke(t, m, "chatty", `{"say":"first","times":2000}`)
+	r2, _ := invoke(t, m, "chatty", `{"say":"second"}`)
+	logs, err := m.Logs(context.Background(), "chatty", r2.RequestID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range logs {
+		if e.Message == "first" {
+			t.Fatalf("a line of the first request is logged under the second %s", r2.RequestID)
+		}
+	}
+}
+
 func TestLogsAreBounded(t *testing.T) {
 	b := &logbook{dir: t.TempDir(), now: time.Now}
 	line := strings.Repeat("x", 1000)

@@ -32,13 +32,14 @@ func TestMain(m *testing.M) {
 type testEvent struct {
 	Sleep int    `json:"sleep"` // milliseconds
 	Say   string `json:"say"`
+	Times int    `json:"times"` // how many times to print Say (default once)
 }
 
 func testHandler(mode string) func(context.Context, testEvent) (map[string]any, error) {
 	return func(ctx context.Context, ev testEvent) (map[string]any, error) {
 		lc, _ := lambdacontext.FromContext(ctx)
 		deadline, _ := ctx.Deadline()
-		if ev.Say != "" {
+		for i := 0; ev.Say != "" && (i == 0 || i < ev.Times); i++ {
 			fmt.Println(ev.Say)
 		}
 		switch mode {

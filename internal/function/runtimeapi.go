@@ -41,6 +41,8 @@ func (w *worker) handleNext(rw http.ResponseWriter, r *http.Request) {
 		runtimeError(rw, http.StatusInternalServerError, "Runtime.Stopping", "the function is being stopped")
 		return
 	}
+	// The process asked after printing what its last request printed: log that under it.
+	w.drainOutput()
 	if prev := w.setCurrent(inv); prev != nil {
 		prev.finish(Result{RequestID: prev.id, Error: &FuncError{Type: "Runtime.InvalidState",
 			Message: "the runtime asked for the next invocation without answering this one"}})

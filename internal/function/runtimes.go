@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -208,7 +210,7 @@ func (m *Manager) environ(d Definition, runtimeAPI, stream string) []string {
 		env = append(env, "PYTHONDONTWRITEBYTECODE=1") // the code directory stays as it was unpacked
 	}
 	// The function's own variables cannot name the ones above (checkEnv refuses them).
-	for _, k := range sortedKeys(d.Env) {
+	for _, k := range slices.Sorted(maps.Keys(d.Env)) {
 		env = append(env, k+"="+d.Env[k])
 	}
 	return append(env, m.cfg.Env...)

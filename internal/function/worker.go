@@ -80,7 +80,7 @@ type worker struct {
 	next   chan *invocation // handed to the process's GET /next
 	stop   chan struct{}    // closed when the worker is being killed
 	exited chan struct{}    // closed once the process has exited
-	out    []*lineWriter
+	out    []*outputPipe    // stdout and stderr
 
 	mu       sync.Mutex
 	cur      *invocation // between /next and /response or /error
@@ -114,23 +114,48 @@ func startWorker(p *pool, inv *invocation) (*worker, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = d.CodeDir
 	cmd.Env = p.m.environ(d, ln.Addr().String(), w.stream)
-	stdout := &lineWriter{stream: "stdout", emit: w.emit}
-	stderr := &lineWriter{stream: "stderr", emit: w.emit}
-	w.out = []*lineWriter{stdout, stderr}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// The worker owns the output pipes (not exec's copying goroutines) so that it can drain
+	// them when the process asks for its next invocation.
+	var ends []*os.File
+	for _, stream := range []string{"stdout", "stderr"} {
+		out, end, err := newOutputPipe(&lineWriter{stream: stream, emit: w.emit})
+		if err != nil {
+			closeAll(ends, w.out, w.srv)
+			return nil, fmt.Errorf("cannot create the output pipes: %w", err)
+		}
+		w.out, ends = append(w.out, out), append(ends, end)
+	}
+	cmd.Stdout, cmd.Stderr = ends[0], ends[1]
 	// Its own process group, so a kill reaches what the bootstrap started; killed with cairn.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.WaitDelay = time.Second // a grandchild holding the pipes open must not stall Wait
-	if err := cmd.Start(); err != nil {
-		_ = w.srv.Close()
+	err = cmd.Start()
+	for _, end := range ends {
+		_ = end.Close() // the process has its copies; end of file comes when they close
+	}
+	if err != nil {
+		closeAll(nil, w.out, w.srv)
 		return nil, fmt.Errorf("cannot start %s: %w", filepath.Base(name), withoutPath(err))
 	}
 	w.cmd = cmd
+	for _, out := range w.out {
+		go out.run()
+	}
 	if d.Kind == KindProvided {
 		limitMemory(cmd.Process.Pid, d.MemoryMB)
 	}
 	go w.wait()
 	return w, nil
+}
+
+// closeAll releases what startWorker made before it failed.
+func closeAll(ends []*os.File, outs []*outputPipe, srv *http.Server) {
+	for _, f := range ends {
+		_ = f.Close()
+	}
+	for _, out := range outs {
+		_ = out.r.Close()
+	}
+	_ = srv.Close()
 }
 
 // limitMemory caps the process's data segment (RLIMIT_DATA: heap and other private writable
@@ -143,8 +168,8 @@ func limitMemory(pid, mb int) {
 
 func (w *worker) wait() {
 	err := w.cmd.Wait()
-	for _, o := range w.out {
-		o.flush()
+	for _, out := range w.out {
+		out.finish(time.Second) // a grandchild holding the pipes open must not stall the worker
 	}
 	w.mu.Lock()
 	w.exitErr = err
@@ -167,6 +192,13 @@ func (w *worker) emit(stream, line string) {
 		e = last.entry(stream, line)
 	}
 	w.p.m.logs.write(w.p.def.key(), e)
+}
+
+// drainOutput emits what the process has written so far; see outputPipe.
+func (w *worker) drainOutput() {
+	for _, out := range w.out {
+		out.drain()
+	}
 }
 
 func (w *worker) setCurrent(inv *invocation) (prev *invocation) {

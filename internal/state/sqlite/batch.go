@@ -14,7 +14,7 @@ import (
 // one transaction, and answers each caller only after that transaction committed: a write is
 // durable when its call returns, as before, and a killed process loses only writes whose
 // callers were never answered. A write that fails does not fail its neighbours: the batch is
-// rolled back and every write of it is run again in a transaction of its own.
+// rolled back and run again without it (see commit).
 
 // maxBatch bounds one transaction: enough to absorb any parallelism cairn runs with.
 const maxBatch = 256
