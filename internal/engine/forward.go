@@ -239,7 +239,7 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 		f.Unchanged = ok && sv.StateCurrent(ctx, res.Type, prior.Private)
 	}
 	var oldProps cty.Value
-	if f.Exists && !f.Tainted && !(f.Unchanged && !f.Failed && !f.Triggered) {
+	if f.Exists && !f.Tainted && f.NeedsDiff() {
 		var err1 error
 		oldProps, err1 = value.Unmarshal(prior.Props)
 		oldOuts, err2 := value.Unmarshal(prior.Outputs)

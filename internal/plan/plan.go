@@ -88,6 +88,10 @@ func (e *PreventDestroyError) Error() string {
 		"To avoid this error and continue with the plan, either disable lifecycle.prevent_destroy or reduce the scope of the plan.", e.Name)
 }
 
+// NeedsDiff reports whether Decide needs the provider's Diff for an existing, untainted
+// resource: unless it is unchanged, its last update went through and no trigger fired.
+func (f Facts) NeedsDiff() bool { return !f.Unchanged || f.Failed || f.Triggered }
+
 // Decide returns the step for a resource. It is the one place that decides.
 func Decide(f Facts) (Step, error) {
 	switch {
@@ -97,7 +101,7 @@ func Decide(f Facts) (Step, error) {
 		return Step{Action: Create}, nil
 	case f.Tainted:
 		return replace(f)
-	case f.Unchanged && !f.Failed && !f.Triggered:
+	case !f.NeedsDiff():
 		return Step{Action: Same}, nil
 	case f.Diff == nil:
 		return Step{}, fmt.Errorf("plan: %s has no diff to decide from", f.Name)
