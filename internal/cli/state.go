@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,29 +15,42 @@ import (
 	"github.com/cairn-dev/cairn/api"
 )
 
-// stateCommand moves a Terraform-language stack's state in and out as terraform state files.
+// stateCommand moves a stack's state in and out as its tool's state files: terraform states
+// for Terraform-language stacks, Pulumi deployments for Pulumi YAML stacks.
 func (r *runner) stateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "state",
-		Short: "Move a Terraform-language stack's state to and from terraform state files",
+		Short: "Move a stack's state to and from terraform state files or Pulumi deployments",
 	}
 	cmd.AddCommand(r.statePullCommand(), r.statePushCommand())
 	return cmd
 }
 
 func (r *runner) statePullCommand() *cobra.Command {
-	var stack, out string
+	var (
+		stack, out  string
+		showSecrets bool
+	)
 	cmd := &cobra.Command{
 		Use:   "pull --stack NAME [--out FILE]",
-		Short: "Write a stack as a terraform state file (format version 4)",
+		Short: "Write a stack as a terraform state file or a Pulumi deployment",
 		Long: "Write a Terraform-language stack as a terraform state file (format version 4), to stdout or\n" +
 			"--out FILE. With the same configuration and providers, terraform plan on it has no changes:\n" +
-			"this is how a stack moves from cairn to terraform.",
+			"this is how a stack moves from cairn to terraform.\n\n" +
+			"Write a Pulumi YAML stack as a Pulumi deployment (version 3, as pulumi stack export writes it),\n" +
+			"which pulumi stack import adopts. Its secrets are sealed as Pulumi's passphrase secrets provider\n" +
+			"seals them, with PULUMI_CONFIG_PASSPHRASE (or the file PULUMI_CONFIG_PASSPHRASE_FILE names),\n" +
+			"or written in clear with --show-secrets.",
 	}
 	cmd.Flags().StringVar(&stack, "stack", "", "stack name (required)")
 	cmd.Flags().StringVar(&out, "out", "", "file to write (default: stdout)")
+	cmd.Flags().BoolVar(&showSecrets, "show-secrets", false, "write a Pulumi deployment's secrets in clear")
 	cmd.RunE = r.stackAction(&stack, func(ctx context.Context, c *client.Client) error {
-		b, err := c.PullState(ctx, stack)
+		pass, err := r.pulumiPassphrase()
+		if err != nil {
+			return err
+		}
+		b, err := c.PullState(ctx, stack, api.StatePullOptions{Passphrase: pass, ShowSecrets: showSecrets})
 		if err != nil {
 			return err
 		}
@@ -117,4 +131,21 @@ func (r *runner) statePushCommand() *cobra.Command {
 		return body(cmd, nil)
 	}
 	return cmd
+}
+
+// pulumiPassphrase is the passphrase of Pulumi's passphrase secrets provider, as pulumi reads
+// it: PULUMI_CONFIG_PASSPHRASE, else the file PULUMI_CONFIG_PASSPHRASE_FILE names ("" for none).
+func (r *runner) pulumiPassphrase() (string, error) {
+	if p := r.env.Getenv("PULUMI_CONFIG_PASSPHRASE"); p != "" {
+		return p, nil
+	}
+	f := r.env.Getenv("PULUMI_CONFIG_PASSPHRASE_FILE")
+	if f == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return "", fmt.Errorf("cannot read PULUMI_CONFIG_PASSPHRASE_FILE: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
 }

@@ -22,11 +22,12 @@ import (
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
-// PullState writes a Terraform-language stack as a terraform state (format version 4): with
-// the same configuration and provider binaries, terraform plan on it has nothing to do. The
-// stack's last configuration gives the provider sources and the outputs, evaluated against
-// the stored resources.
-func (e *Engine) PullState(ctx context.Context, stack string) ([]byte, error) {
+// PullState writes a stack as its tool's state file: a Terraform-language stack as a terraform
+// state (format version 4), with which terraform plan on the same configuration and provider
+// binaries has nothing to do; a stack whose dialect has its own format (policy.StateFormat) in
+// that format. The stack's last configuration gives the provider sources and the outputs,
+// evaluated against the stored resources.
+func (e *Engine) PullState(ctx context.Context, stack string, opts api.StatePullOptions) ([]byte, error) {
 	ctx, stop := budget.With(ctx, e.o.Limits)
 	defer stop()
 	if err := validStackName(stack); err != nil {
@@ -37,9 +38,9 @@ func (e *Engine) PullState(ctx context.Context, stack string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot find stack %s: %w", stack, err)
 	}
-	if !policyOf(row.Dialect).StateFiles {
+	if pol := policyOf(row.Dialect); !pol.StateFiles && pol.StateFormat == nil {
 		return nil, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
-			"stack %s is a %s stack: only Terraform-language stacks have a terraform state", stack, row.Dialect)}}
+			"stack %s is a %s stack, which has no state file format", stack, pol.Name)}}
 	}
 	var src api.DeployRequest
 	if err := json.Unmarshal(row.Template, &src); err != nil {
@@ -61,6 +62,13 @@ func (e *Engine) PullState(ctx context.Context, stack string) ([]byte, error) {
 				return nil, err
 			}
 		}
+	}
+	if f := st.Policy.StateFormat; f != nil {
+		snap, err := snapshotOf(st, sc, row, rows)
+		if err != nil {
+			return nil, err
+		}
+		return f.Encode(ctx, st, snap, template.StateKeys{Passphrase: opts.Passphrase, ShowSecrets: opts.ShowSecrets})
 	}
 	lineage, serial, err := e.lineage(ctx, row)
 	if err != nil {

@@ -171,7 +171,7 @@ type stateHead struct {
 
 func pulledHead(t *testing.T, e *engine.Engine, stack string) stateHead {
 	t.Helper()
-	b, err := e.PullState(context.Background(), stack)
+	b, err := e.PullState(context.Background(), stack, api.StatePullOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type Engine interface {
 
 // States move a Terraform-language stack's state in and out as terraform state files.
 type States interface {
-	PullState(ctx context.Context, stack string) ([]byte, error)
+	PullState(ctx context.Context, stack string, opts api.StatePullOptions) ([]byte, error)
 	PushState(ctx context.Context, stack string, req api.StatePushRequest) (api.StatePushResponse, error)
 }
 

@@ -8,7 +8,8 @@ import (
 
 // pullState answers GET /v1/stacks/{name}/state with the stack as a terraform state file.
 func (s *Server) pullState(w http.ResponseWriter, r *http.Request) {
-	b, err := s.eng.PullState(r.Context(), r.PathValue("name"))
+	opts := api.StatePullOptions{Passphrase: r.Header.Get(api.StatePassphraseHeader), ShowSecrets: r.URL.Query().Get("show-secrets") == "true"}
+	b, err := s.eng.PullState(r.Context(), r.PathValue("name"), opts)
 	if err != nil {
 		s.fail(w, r, err)
 		return

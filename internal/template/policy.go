@@ -58,6 +58,9 @@ type DialectPolicy struct {
 	// resource shows its stored attributes. (Refresh is not the dialect's to say: every
 	// resource whose provider can read is read back, in any dialect.)
 	Importable, StateFiles, ShowsAttributes bool
+	// StateFormat is the dialect's own state file format when it is not a terraform state
+	// (StateFiles): nil when the dialect has none.
+	StateFormat StateFormat
 
 	// Paths says where a resource is in diagnostics.
 	Paths func(r *Resource) ResourcePaths

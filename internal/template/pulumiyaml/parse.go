@@ -58,7 +58,7 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 		return nil, p.ds
 	}
 	given := map[string]stackValue{}
-	if text, ok := files[StackFile(stack)]; ok {
+	if text, ok := files[StackFile(stack)]; ok && strings.TrimSpace(text) != "" { // an empty stack file is no config, as for pulumi
 		sf, d := decodeFile(bud, StackFile(stack), text)
 		p.ds = append(p.ds, d...)
 		g, d := stackConfig(sf, p.prog.project, StackFile(stack))
@@ -71,6 +71,7 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 	if p.ds.HasErrors() {
 		return nil, p.ds
 	}
+	st.Policy.StateFormat = stateFormat(p.prog.project, st)
 	return st, p.ds
 }
 

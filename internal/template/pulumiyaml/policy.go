@@ -1,6 +1,11 @@
 package pulumiyaml
 
-import "github.com/cairn-dev/cairn/internal/template"
+import (
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/pulumistate"
+	"github.com/cairn-dev/cairn/internal/template"
+)
 
 // Policy is how the engine runs Pulumi YAML stacks (docs/design/004-pulumi-plan.md): a failure
 // stops where it is and keeps what was done, the engine replaces (create first unless
@@ -10,7 +15,7 @@ func Policy() template.DialectPolicy {
 	return template.DialectPolicy{
 		Dialect: template.PulumiYAML, Name: "Pulumi YAML", StackType: "pulumi:pulumi:Stack",
 		FromFiles: true, PlansReplacements: true, ProviderPlugins: true,
-		Importable: true, StateFiles: true, ShowsAttributes: true,
+		Importable: true, ShowsAttributes: true, StateFormat: pulumistate.Format{},
 		Paths: paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.
 		StackID: func(_, _, _, unique string) string { return unique },
@@ -20,4 +25,22 @@ func Policy() template.DialectPolicy {
 func paths(r *template.Resource) template.ResourcePaths {
 	at := "resources." + r.Name
 	return template.ResourcePaths{Resource: at, Type: at + ".type", Properties: at + ".properties"}
+}
+
+// stateFormat is the deployment format of st, a stack of project: default providers are
+// named by their package and pinned version as Pulumi names them.
+func stateFormat(project string, st *template.Stack) pulumistate.Format {
+	return pulumistate.Format{Project: project, DefaultProvider: func(addr string) (string, string, bool) {
+		pkg, ok := strings.CutPrefix(addr, "pulumi:providers:")
+		if pkg, ok = strings.CutSuffix(pkg, "::default"); !ok || pkg == "" {
+			return "", "", false
+		}
+		version := ""
+		for _, r := range st.Requirements {
+			if r.Source == Source(pkg) {
+				version = r.Versions
+			}
+		}
+		return pkg, version, true
+	}}
 }

@@ -1,0 +1,57 @@
+package pulumistate
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The deployment format's JSON, the fields cairn reads and writes (Pulumi's apitype.DeploymentV3;
+// written here rather than imported, since apitype brings some thirty packages cairn has no use
+// for).
+
+// untypedDeployment is the file: a version and the deployment.
+type untypedDeployment struct {
+	Version    int             `json:"version"`
+	Deployment json.RawMessage `json:"deployment"`
+}
+
+type deployment struct {
+	Manifest          manifest          `json:"manifest"`
+	SecretsProviders  *secretsProvider  `json:"secrets_providers,omitempty"`
+	Resources         []resourceState   `json:"resources,omitempty"`
+	PendingOperations []json.RawMessage `json:"pending_operations,omitempty"`
+	Metadata          map[string]any    `json:"metadata,omitempty"`
+}
+
+type manifest struct {
+	Time    time.Time `json:"time"`
+	Magic   string    `json:"magic"`
+	Version string    `json:"version"`
+}
+
+type secretsProvider struct {
+	Type  string          `json:"type"`
+	State json.RawMessage `json:"state,omitempty"`
+}
+
+type resourceState struct {
+	URN                  string              `json:"urn"`
+	Custom               bool                `json:"custom"`
+	Delete               bool                `json:"delete,omitempty"`
+	ID                   string              `json:"id,omitempty"`
+	Type                 string              `json:"type"`
+	Inputs               map[string]any      `json:"inputs,omitempty"`
+	Outputs              map[string]any      `json:"outputs,omitempty"`
+	Parent               string              `json:"parent,omitempty"`
+	Protect              bool                `json:"protect,omitempty"`
+	Dependencies         []string            `json:"dependencies,omitempty"`
+	InitErrors           []string            `json:"initErrors,omitempty"`
+	Provider             string              `json:"provider,omitempty"`
+	PropertyDependencies map[string][]string `json:"propertyDependencies,omitempty"`
+	RetainOnDelete       bool                `json:"retainOnDelete,omitempty"`
+	Created              *time.Time          `json:"created,omitempty"`
+	Modified             *time.Time          `json:"modified,omitempty"`
+}
+
+// deploymentVersion is the format version written and read.
+const deploymentVersion = 3

@@ -1,0 +1,278 @@
+package pulumistate
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/template"
+)
+
+// Version is the engine version written in a deployment's manifest.
+const Version = "cairn-pulumi-v3"
+
+// Format is the deployment format of the stacks of one Pulumi project.
+type Format struct {
+	Project string
+	// DefaultProvider says whether a provider address is a package's default provider, and
+	// which package and version (version "" when the program pins none).
+	DefaultProvider func(addr string) (pkg, version string, ok bool)
+}
+
+var _ template.StateFormat = Format{}
+
+// Name names the format in messages.
+func (Format) Name() string { return "a Pulumi deployment" }
+
+// Encode writes snap as `pulumi stack export` does: the stack resource with the outputs, the
+// default providers, then the resources with dependencies before their dependents.
+func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.StateSnapshot, keys template.StateKeys) ([]byte, error) {
+	u := urns{stack: snap.Stack, project: f.Project, st: st}
+	s := &sealer{passphrase: keys.Passphrase, clear: keys.ShowSecrets}
+	stackURN := u.stackURN()
+	stackOut := map[string]any{}
+	for _, o := range snap.Outputs {
+		v, err := s.encode(ctx, o.Value)
+		if err != nil {
+			return nil, fmt.Errorf("output %s: %w", o.Name, err)
+		}
+		stackOut[o.Name] = v
+	}
+	now := time.Now().UTC()
+	out := []resourceState{{URN: stackURN, Type: stackType, Outputs: nilIfEmpty(stackOut), Created: &now, Modified: &now}}
+
+	rows := map[string]*template.StateResource{}
+	for i := range snap.Resources {
+		rows[snap.Resources[i].Name] = &snap.Resources[i]
+	}
+	// providerRef is what a resource's "provider" field holds: the provider's URN and id.
+	providerRefs := map[string]string{}
+	providerRef := func(addr string) (string, error) {
+		if ref, ok := providerRefs[addr]; ok {
+			return ref, nil
+		}
+		if r, ok := rows[addr]; ok { // an explicit provider resource, stored as a resource
+			ref := u.urn(r.Name, r.Type) + "::" + r.ID
+			providerRefs[addr] = ref
+			return ref, nil
+		}
+		pkg, version, ok := f.defaultProvider(addr)
+		if !ok {
+			return "", fmt.Errorf("provider %s is neither a default provider nor a resource of the stack", addr)
+		}
+		name := "default"
+		inputs := map[string]any{"__internal": map[string]any{}}
+		outputs := map[string]any{}
+		if version != "" {
+			name += "_" + strings.NewReplacer(".", "_", "-", "_", "+", "_").Replace(version)
+			inputs["version"], outputs["version"] = version, version
+		}
+		purn := u.urn(name, "pulumi:providers:"+pkg)
+		id := providerID(snap.StackID, addr)
+		out = append(out, resourceState{URN: purn, Custom: true, ID: id, Type: "pulumi:providers:" + pkg,
+			Inputs: inputs, Outputs: nilIfEmpty(outputs), Created: &now, Modified: &now})
+		ref := purn + "::" + id
+		providerRefs[addr] = ref
+		return ref, nil
+	}
+
+	done := map[string]bool{}
+	var visit func(r *template.StateResource, path []string) error
+	visit = func(r *template.StateResource, path []string) error {
+		if done[r.Name] {
+			return nil
+		}
+		for _, p := range path {
+			if p == r.Name {
+				return fmt.Errorf("resources depend on each other in a cycle: %s", strings.Join(append(path, r.Name), " -> "))
+			}
+		}
+		path = append(path, r.Name)
+		var deps []string
+		for _, d := range r.Deps {
+			if dr, ok := rows[d]; ok {
+				if err := visit(dr, path); err != nil {
+					return err
+				}
+				deps = append(deps, u.urn(dr.Name, dr.Type))
+			}
+		}
+		if p := u.parent(r.Name); p != "" {
+			if pr, ok := rows[p]; ok {
+				if err := visit(pr, path); err != nil {
+					return err
+				}
+			}
+		}
+		if pr, ok := rows[r.Provider]; ok {
+			if err := visit(pr, path); err != nil {
+				return err
+			}
+		}
+		done[r.Name] = true
+		rs := resourceState{URN: u.urn(r.Name, r.Type), Custom: true, ID: r.ID, Type: r.Type, Dependencies: deps}
+		if !strings.HasPrefix(r.Type, "pulumi:providers:") || r.Provider != "" {
+			rs.Parent = stackURN
+			if p := u.parent(r.Name); p != "" {
+				if pr, ok := rows[p]; ok {
+					rs.Parent = u.urn(pr.Name, pr.Type)
+				}
+			}
+		}
+		if r.Provider != "" && r.Provider != r.Name {
+			ref, err := providerRef(r.Provider)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.Name, err)
+			}
+			rs.Provider = ref
+		}
+		var err error
+		if rs.Inputs, err = s.encodeObject(ctx, r.Inputs); err != nil {
+			return fmt.Errorf("the inputs of %s: %w", r.Name, err)
+		}
+		if rs.Outputs, err = s.encodeObject(ctx, r.Outputs); err != nil {
+			return fmt.Errorf("the outputs of %s: %w", r.Name, err)
+		}
+		if res := st.Resource(r.Name); res != nil {
+			rs.Protect = res.PreventDestroy
+			rs.RetainOnDelete = res.DeletionPolicy == template.Retain
+		}
+		if r.Failed {
+			rs.InitErrors = []string{"the resource's create failed"}
+		}
+		if !r.Modified.IsZero() {
+			m := r.Modified.UTC()
+			rs.Created, rs.Modified = &m, &m
+		}
+		out = append(out, rs)
+		return nil
+	}
+	for i := range snap.Resources {
+		if err := visit(&snap.Resources[i], nil); err != nil {
+			return nil, err
+		}
+	}
+	d := deployment{Manifest: manifest{Time: now, Magic: magic(Version), Version: Version}, SecretsProviders: s.provider, Resources: out}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, mustJSON(untypedDeployment{Version: deploymentVersion, Deployment: raw}), "", "    "); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+// Decode reads a deployment for st: every custom resource that is not a provider becomes a
+// resource of the stack, by the name in its URN, which st must declare with the same type.
+// Providers are not kept: the program's providers serve the resources.
+func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys template.StateKeys) (template.StateSnapshot, error) {
+	var ud untypedDeployment
+	if err := json.Unmarshal(b, &ud); err != nil {
+		return template.StateSnapshot{}, fmt.Errorf("not a Pulumi deployment: %w", err)
+	}
+	if ud.Version < 1 || ud.Version > deploymentVersion || len(ud.Deployment) == 0 {
+		return template.StateSnapshot{}, fmt.Errorf("not a Pulumi deployment of version %d (its version: %d)", deploymentVersion, ud.Version)
+	}
+	dec := json.NewDecoder(bytes.NewReader(ud.Deployment))
+	dec.UseNumber()
+	var d deployment
+	if err := dec.Decode(&d); err != nil {
+		return template.StateSnapshot{}, fmt.Errorf("not a Pulumi deployment: %w", err)
+	}
+	if len(d.PendingOperations) > 0 {
+		return template.StateSnapshot{}, fmt.Errorf("the deployment has %d pending operation(s): an update was interrupted; "+
+			"resolve them (pulumi refresh, or pulumi stack export/import removing them) before moving it", len(d.PendingOperations))
+	}
+	o := &opener{passphrase: keys.Passphrase, provider: d.SecretsProviders}
+	var snap template.StateSnapshot
+	for _, r := range d.Resources {
+		if !r.Custom || r.Delete || strings.HasPrefix(r.Type, "pulumi:providers:") {
+			continue
+		}
+		name, err := urnName(r.URN)
+		if err != nil {
+			return snap, err
+		}
+		res := st.Resource(name)
+		if res == nil {
+			return snap, fmt.Errorf("the deployment's resource %s (%s) is not in the program", name, r.Type)
+		}
+		if res.Type != r.Type {
+			return snap, fmt.Errorf("resource %s is a %s in the deployment and a %s in the program", name, r.Type, res.Type)
+		}
+		in, err := o.decodeObject(ctx, r.Inputs)
+		if err != nil {
+			return snap, fmt.Errorf("the inputs of %s: %w", name, err)
+		}
+		outs, err := o.decodeObject(ctx, r.Outputs)
+		if err != nil {
+			return snap, fmt.Errorf("the outputs of %s: %w", name, err)
+		}
+		var deps []string
+		for _, d := range r.Dependencies {
+			if n, err := urnName(d); err == nil {
+				deps = append(deps, n)
+			}
+		}
+		sr := template.StateResource{Name: name, Type: r.Type, ID: r.ID, Provider: res.Provider, Inputs: in, Outputs: outs,
+			Deps: deps, Failed: len(r.InitErrors) > 0}
+		if r.Modified != nil {
+			sr.Modified = *r.Modified
+		}
+		snap.Resources = append(snap.Resources, sr)
+	}
+	return snap, nil
+}
+
+func (f Format) defaultProvider(addr string) (string, string, bool) {
+	if f.DefaultProvider == nil {
+		return "", "", false
+	}
+	return f.DefaultProvider(addr)
+}
+
+const stackType = "pulumi:pulumi:Stack"
+
+// providerID is the id of a default provider: Pulumi makes one UUID per provider; cairn
+// derives it from the stack and the provider, so every pull of a stack writes the same.
+func providerID(stackID, addr string) string {
+	h := sha256.Sum256([]byte(stackID + "\x00" + addr))
+	x := hex.EncodeToString(h[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+func magic(version string) string {
+	h := sha256.Sum256([]byte(version))
+	return hex.EncodeToString(h[:])
+}
+
+func nilIfEmpty(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps, strings and raw JSON already checked
+	}
+	return b
+}
+
+func bytesReader(s string) io.Reader { return strings.NewReader(s) }
+
+// cty is used by callers' snapshots; keep the import for the zero values.
+var _ = cty.NilVal
