@@ -73,13 +73,16 @@ func (r *runner) statePushCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "push FILE --stack NAME [-f DIR]",
-		Short: "Adopt a terraform state file as a stack's resources",
+		Short: "Adopt a terraform state file or a Pulumi deployment as a stack's resources",
 		Long: "Adopt a terraform state file (format version 4, as terraform apply or terraform state pull\n" +
 			"write it; - for stdin) as the resources of a Terraform-language stack, replacing the ones it had.\n" +
 			"The configuration (-f DIR, default the current directory) maps the state's providers: a\n" +
 			"state whose providers or resource types it cannot serve is refused, and nothing changes.\n" +
 			"Then cairn preview on the same configuration shows no changes, and cairn deploy creates,\n" +
-			"updates or replaces nothing: this is how a stack moves from terraform to cairn.",
+			"updates or replaces nothing: this is how a stack moves from terraform to cairn.\n\n" +
+			"With a Pulumi YAML program (-f DIR holding Pulumi.yaml), adopt a Pulumi deployment (as pulumi\n" +
+			"stack export writes it): every resource must be declared by the program with the same type;\n" +
+			"passphrase-sealed secrets are opened with PULUMI_CONFIG_PASSPHRASE(_FILE).",
 		Args: cobra.ExactArgs(1),
 	}
 	sf.register(cmd)
@@ -100,14 +103,14 @@ func (r *runner) statePushCommand() *cobra.Command {
 			return fmt.Errorf("cannot read the state file: %w", err)
 		}
 		if !json.Valid(b) {
-			return fmt.Errorf("%s is not a terraform state file: not JSON", file)
+			return fmt.Errorf("%s is not a state file: not JSON", file)
 		}
 		src, err := r.readSource(&sf)
 		if err != nil {
 			return err
 		}
 		if src.dir == "" {
-			return usagef("state push needs the Terraform configuration directory of the state (-f DIR)")
+			return usagef("state push needs the configuration directory of the state (-f DIR)")
 		}
 		ctx := cmd.Context()
 		c, closeApp, err := r.connect(ctx)
@@ -115,12 +118,20 @@ func (r *runner) statePushCommand() *cobra.Command {
 			return err
 		}
 		defer closeApp()
-		resp, err := c.PushState(ctx, stack, api.StatePushRequest{Source: src.req, State: b})
+		pass, err := r.pulumiPassphrase()
+		if err != nil {
+			return err
+		}
+		resp, err := c.PushState(ctx, stack, api.StatePushRequest{Source: src.req, State: b, Passphrase: pass})
 		if err != nil {
 			return err
 		}
 		if r.view().json {
 			return writeJSON(r.env.Stdout, resp)
+		}
+		if resp.Lineage == "" {
+			fmt.Fprintf(r.env.Stdout, "Stack %s now holds the %d resource(s) of the state.\n", stack, resp.Resources)
+			return nil
 		}
 		fmt.Fprintf(r.env.Stdout, "Stack %s now holds the %d resource instance(s) of the terraform state (lineage %s, serial %d).\n",
 			stack, resp.Resources, resp.Lineage, resp.Serial)

@@ -40,18 +40,14 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 	invalid := func(format string, args ...any) error {
 		return &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "", format, args...)}}
 	}
-	tfs, err := tfstate.Decode(req.State)
-	if err != nil {
-		return api.StatePushResponse{}, invalid("%s", err)
-	}
 	key := stackKey(ctx, stack)
 	prior, err := e.store.GetStack(ctx, key)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return api.StatePushResponse{}, fmt.Errorf("cannot read stack %s: %w", stack, err)
 	}
 	fresh := err != nil || prior.Status == "DELETE_COMPLETE"
-	if !fresh && !policyOf(prior.Dialect).StateFiles {
-		return api.StatePushResponse{}, invalid("stack %s is a %s stack: a terraform state can be pushed to Terraform-language stacks only", stack, prior.Dialect)
+	if pol := policyOf(prior.Dialect); !fresh && !pol.StateFiles && pol.StateFormat == nil {
+		return api.StatePushResponse{}, invalid("stack %s is a %s stack, which has no state file format", stack, pol.Name)
 	}
 	if prior.Operation != "" {
 		if op, err := e.store.GetOperation(ctx, prior.Operation); err == nil && op.Status == state.Running {
@@ -59,23 +55,42 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 		}
 	}
 	if req.Source.Files == nil {
-		return api.StatePushResponse{}, invalid("state push needs the Terraform configuration the state belongs to")
+		return api.StatePushResponse{}, invalid("state push needs the configuration the state belongs to")
 	}
 	st, ps, diags := e.load(ctx, stack, prior.ID, sourceOf(req.Source), 0)
 	if st == nil {
 		return api.StatePushResponse{}, &ValidationError{Diagnostics: diags}
 	}
 	defer ps.close()
-	if !st.Policy.StateFiles {
-		return api.StatePushResponse{}, invalid("a terraform state can be pushed with a Terraform-language configuration only")
+	if !fresh && prior.Dialect != string(st.Dialect) {
+		return api.StatePushResponse{}, invalid("stack %s is a %s stack and the configuration is %s", stack, policyOf(prior.Dialect).Name, st.Policy.Name)
 	}
-	rows, diags := adoptRows(ctx, st, ps, tfs)
-	if diags.HasErrors() {
-		return api.StatePushResponse{}, &ValidationError{Diagnostics: diags}
-	}
-	outputs, err := pushedOutputs(st, tfs)
-	if err != nil {
-		return api.StatePushResponse{}, invalid("%s", err)
+	var (
+		rows    []state.Resource
+		outputs []byte
+		ident   tfIdentity
+	)
+	switch {
+	case st.Policy.StateFormat != nil:
+		if rows, err = formatRows(ctx, st, req); err != nil {
+			return api.StatePushResponse{}, invalid("%s", err)
+		}
+		ident.Format = st.Policy.StateFormat.Name()
+	case st.Policy.StateFiles:
+		tfs, err := tfstate.Decode(req.State)
+		if err != nil {
+			return api.StatePushResponse{}, invalid("%s", err)
+		}
+		var diags diag.Diagnostics
+		if rows, diags = adoptRows(ctx, st, ps, tfs); diags.HasErrors() {
+			return api.StatePushResponse{}, &ValidationError{Diagnostics: diags}
+		}
+		if outputs, err = pushedOutputs(st, tfs); err != nil {
+			return api.StatePushResponse{}, invalid("%s", err)
+		}
+		ident.Lineage, ident.Serial = tfs.Lineage, tfs.Serial
+	default:
+		return api.StatePushResponse{}, invalid("a %s configuration has no state file format to push", st.Policy.Name)
 	}
 	source, err := json.Marshal(req.Source)
 	if err != nil {
@@ -100,10 +115,10 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 	now := e.now()
 	op := state.Operation{ID: newID(), Stack: key, Kind: kindPush, Status: state.Running, Request: body, Owner: e.o.Owner,
 		LeaseExpires: now.Add(e.o.LeaseTTL), StartedAt: now}
-	if err := e.runOwn(ctx, op, func(run context.Context) error { return e.adopt(run, op, row, rows, tfs) }); err != nil {
+	if err := e.runOwn(ctx, op, func(run context.Context) error { return e.adopt(run, op, row, rows, ident) }); err != nil {
 		return api.StatePushResponse{}, err
 	}
-	return api.StatePushResponse{Stack: stack, Lineage: tfs.Lineage, Serial: tfs.Serial, Resources: len(rows)}, nil
+	return api.StatePushResponse{Stack: stack, Lineage: ident.Lineage, Serial: ident.Serial, Resources: len(rows)}, nil
 }
 
 // pushStep is the journal step of a push: its end entry writes the rows and the stack row.
@@ -116,11 +131,14 @@ type tfIdentity struct {
 	Lineage  string `json:"lineage"`
 	Serial   uint64 `json:"serial"`
 	EventSeq int64  `json:"eventSeq"`
+	// Format names the dialect's own state format a push adopted (policy.StateFormat), ""
+	// for a terraform state.
+	Format string `json:"format,omitempty"`
 }
 
 // adopt writes the adopted rows in place of the stack's, with the stack row, in one journal
 // entry (one transaction), then records the event (runOwn finishes the operation).
-func (e *Engine) adopt(ctx context.Context, op state.Operation, row state.Stack, rows []state.Resource, tfs *tfstate.State) error {
+func (e *Engine) adopt(ctx context.Context, op state.Operation, row state.Stack, rows []state.Resource, ident tfIdentity) error {
 	old, err := e.store.ListResources(ctx, op.Stack)
 	if err != nil {
 		return fmt.Errorf("cannot read resources of stack %s: %w", row.Name, err)
@@ -129,7 +147,8 @@ func (e *Engine) adopt(ctx context.Context, op state.Operation, row state.Stack,
 	if err != nil {
 		return err
 	}
-	if row.TFState, err = json.Marshal(tfIdentity{Lineage: tfs.Lineage, Serial: tfs.Serial, EventSeq: seq}); err != nil {
+	ident.EventSeq = seq
+	if row.TFState, err = json.Marshal(ident); err != nil {
 		return fmt.Errorf("cannot encode the state's lineage: %w", err)
 	}
 	keep := map[string]bool{}
@@ -145,7 +164,7 @@ func (e *Engine) adopt(ctx context.Context, op state.Operation, row state.Stack,
 		}
 	}
 	writes = append(writes, state.Write{Stack: &row})
-	detail, err := json.Marshal(map[string]any{"kind": kindPush, "lineage": tfs.Lineage, "serial": tfs.Serial, "resources": len(rows)})
+	detail, err := json.Marshal(map[string]any{"kind": kindPush, "lineage": ident.Lineage, "serial": ident.Serial, "format": ident.Format, "resources": len(rows)})
 	if err != nil {
 		return fmt.Errorf("cannot encode journal detail: %w", err)
 	}
@@ -175,9 +194,12 @@ func (e *Engine) pushed(ctx context.Context, op state.Operation, row state.Stack
 		recorded = recorded || (ev.Operation == op.ID && ev.LogicalID == row.Name)
 	}
 	if !recorded {
+		reason := fmt.Sprintf("Adopted a terraform state: lineage %s serial %d", id.Lineage, id.Serial)
+		if id.Format != "" {
+			reason = "Adopted " + id.Format
+		}
 		_, err := e.store.AppendEvent(ctx, state.Event{Stack: op.Stack, Operation: op.ID, LogicalID: row.Name, PhysicalID: row.ID,
-			Type: stackType(row.Dialect), Status: row.Status, At: e.now(),
-			Reason: fmt.Sprintf("Adopted a terraform state: lineage %s serial %d", id.Lineage, id.Serial)})
+			Type: stackType(row.Dialect), Status: row.Status, At: e.now(), Reason: reason})
 		if err != nil {
 			return fmt.Errorf("cannot record event: %w", err)
 		}
