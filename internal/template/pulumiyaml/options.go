@@ -22,7 +22,7 @@ const (
 )
 
 // options reads a resource's options and returns the resources it depends on through them
-// (dependsOn, provider, parent). set records the inheritable options the resource sets.
+// (dependsOn, provider, parent, deletedWith).
 func (p *parser) options(r *template.Resource, e entry) []string {
 	st := p.st
 	obj, ok := e.value.(*syntax.ObjectNode)
@@ -81,6 +81,7 @@ func (p *parser) options(r *template.Resource, e entry) []string {
 			p.customTimeouts(r, f, at)
 		case "deletedWith":
 			if name, ok := p.resourceRef(f.value, at); ok {
+				named = append(named, name) // made first, deleted last, as Pulumi's graph orders it
 				r.DeletedWith = name
 			}
 		case "aliases":
