@@ -17,7 +17,7 @@ import (
 // are for the caller to add.
 func factsOf(pol template.DialectPolicy, res *template.Resource, row state.Resource, had, gone bool) plan.Facts {
 	f := plan.Facts{Name: res.Name, Data: res.Mode == template.Data, PlansReplacements: pol.PlansReplacements,
-		CreateBeforeDestroy: res.CreateBeforeDestroy, PreventDestroy: res.PreventDestroy}
+		CreateBeforeDestroy: res.CreateBeforeDestroy, ProviderOrdersReplace: res.ProviderOrdersReplace, PreventDestroy: res.PreventDestroy}
 	switch {
 	case !had || gone:
 	case pol.PlansReplacements && (row.ID == "" || row.Status == "DELETE_COMPLETE"):
@@ -46,7 +46,7 @@ func ignoring(res *template.Resource, props, old cty.Value) cty.Value {
 
 // answerOf is the part of a provider's diff that decides a step.
 func answerOf(d provider.DiffResponse) *plan.Answer {
-	return &plan.Answer{Changed: d.Changed, Replace: d.Replace, MayReplace: d.MayReplace}
+	return &plan.Answer{Changed: d.Changed, Replace: d.Replace, MayReplace: d.MayReplace, DeleteBeforeReplace: d.DeleteBeforeReplace}
 }
 
 // decideFailure turns plan.Decide's refusal (prevent_destroy) into a diagnostic at res.

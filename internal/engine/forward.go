@@ -531,7 +531,7 @@ func (r *run) create(ctx context.Context, sc *scope, p provider.Provider, res *t
 		}
 	}
 	pctx := r.progress(ctx, res.Name, "", res.Type, "CREATE_IN_PROGRESS")
-	resp, err := p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props})
+	resp, err := p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props, Timeout: res.Timeouts.Create})
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {
 		return err
@@ -592,14 +592,14 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 	pctx := r.progress(ctx, res.Name, prior.ID, res.Type, "UPDATE_IN_PROGRESS")
 	if viaCreate {
 		var c provider.CreateResponse
-		c, err = p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props})
+		c, err = p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props, Timeout: res.Timeouts.Create})
 		resp = provider.UpdateResponse{ID: c.ID, Outputs: c.Outputs, Private: c.Private, Diagnostics: c.Diagnostics}
 		if resp.ID == "" || resp.ID == prior.ID {
 			resp.ID = newID()
 		}
 	} else {
 		resp, err = p.Update(pctx, provider.UpdateRequest{Resource: r.resource(res), Token: token, ID: prior.ID,
-			OldProps: oldProps, NewProps: props, OldOutputs: oldOuts, Private: prior.Private})
+			OldProps: oldProps, NewProps: props, OldOutputs: oldOuts, Private: prior.Private, Timeout: res.Timeouts.Update})
 		if resp.ID == "" && r.pol.OptionalIDs {
 			resp.ID = prior.ID
 		}
@@ -658,6 +658,7 @@ func (r *run) row(res *template.Resource, id string, props, outputs cty.Value) (
 	}
 	var ob []byte
 	if outputs != cty.NilVal && !outputs.IsNull() && known(outputs) {
+		outputs = secretOutputs(res, outputs) // options.go
 		if ob, err = value.Marshal(outputs); err != nil {
 			return state.Resource{}, fmt.Errorf("cannot encode outputs of %s: %w", res.Name, err)
 		}

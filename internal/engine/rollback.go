@@ -356,7 +356,7 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 	res := &template.Resource{Name: t.name, Type: t.typ}
 	pctx := r.progress(ctx, t.name, t.id, t.typ, "DELETE_IN_PROGRESS")
 	resp, err := p.Delete(pctx, provider.DeleteRequest{Resource: r.resource(res), Token: token, ID: t.id, Props: props,
-		Outputs: outs, Private: t.private})
+		Outputs: outs, Private: t.private, Timeout: r.deleteTimeout(t.name)})
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {
 		return err
@@ -416,7 +416,7 @@ func (r *run) destroy(ctx context.Context) error {
 		func(ctx context.Context, name string) error {
 			row := r.prior[name]
 			t := targetOf(row)
-			if retainAsked[name] || row.DeletionPolicy == string(template.Retain) || row.ID == "" {
+			if retainAsked[name] || row.DeletionPolicy == string(template.Retain) || row.ID == "" || r.deletedWithStack(name) {
 				return r.retain(ctx, "delete/"+name, t)
 			}
 			return r.deleteOne(ctx, "delete/"+name, t)

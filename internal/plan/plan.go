@@ -41,6 +41,9 @@ type Answer struct {
 	Changed    bool // some property differs
 	Replace    bool // the change needs a new object
 	MayReplace bool // the change may need one, depending on values not known yet
+	// DeleteBeforeReplace: the provider asks that a replacement delete the old object first
+	// (a Pulumi provider's answer); it counts where the template left the order to it.
+	DeleteBeforeReplace bool
 }
 
 // Facts is what is known of one resource when its step is decided.
@@ -58,8 +61,11 @@ type Facts struct {
 	// new id (CloudFormation), and Decide only reports that it will (or may) happen.
 	PlansReplacements   bool
 	CreateBeforeDestroy bool
-	PreventDestroy      bool
-	Name                string // for the prevent_destroy message
+	// ProviderOrdersReplace: the template did not choose the order, so the provider's
+	// Diff.DeleteBeforeReplace turns the default create-first into delete-first.
+	ProviderOrdersReplace bool
+	PreventDestroy        bool
+	Name                  string // for the prevent_destroy message
 }
 
 // Step is what happens to one resource.
@@ -126,7 +132,7 @@ func replace(f Facts) (Step, error) {
 	if f.PreventDestroy {
 		return Step{}, &PreventDestroyError{Name: f.Name}
 	}
-	if f.CreateBeforeDestroy {
+	if f.CreateBeforeDestroy && !(f.ProviderOrdersReplace && f.Diff != nil && f.Diff.DeleteBeforeReplace) {
 		return Step{Action: Replace, Order: CreateFirst}, nil
 	}
 	return Step{Action: Replace, Order: DeleteFirst}, nil

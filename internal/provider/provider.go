@@ -123,6 +123,9 @@ type Resource struct {
 	Dialect   string // template.Dialect of the stack
 	Region    string
 	AccountID string
+	// ReplaceOnChanges are property paths whose change the provider's Diff reports as a
+	// replacement whatever the provider says (Pulumi's replaceOnChanges; `*` for any).
+	ReplaceOnChanges []string
 }
 
 // CheckRequest asks the provider to validate inputs. Props may hold unknowns during a preview

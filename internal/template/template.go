@@ -189,6 +189,9 @@ type Resource struct {
 	Check string
 	// Provisioners are its provisioner blocks, in order (provisioner.go).
 	Provisioners []*Provisioner
+
+	// Resource options of Pulumi programs (options.go).
+	Options
 }
 
 // PropertyRange returns the best known source range for the property at path: the range of

@@ -355,9 +355,9 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 		return resp, p.rpcErr("Diff", err)
 	}
 	if r.GetChanges() == pulumirpc.DiffResponse_DIFF_UNKNOWN {
-		return unknownDiff(r, req.OldProps, req.NewProps), nil
+		return replaceOnChanges(unknownDiff(r, req.OldProps, req.NewProps), nil, req.Resource.ReplaceOnChanges), nil
 	}
-	return diffResult(r), nil
+	return replaceOnChanges(diffResult(r), r.GetDetailedDiff(), req.Resource.ReplaceOnChanges), nil
 }
 
 // unknownDiff answers for a plugin that could not tell what changed (DIFF_UNKNOWN) as Pulumi's

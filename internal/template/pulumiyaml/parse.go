@@ -83,6 +83,8 @@ type parser struct {
 	decls    []*configDecl
 	versions []pinned
 	ds       diag.Diagnostics
+	st       *template.Stack                        // the stack being read
+	set      map[*template.Resource]map[string]bool // inheritable options each resource sets (options.go)
 }
 
 func (p *parser) errorf(at where, format string, args ...any) {
@@ -151,6 +153,7 @@ func nodeText(n syntax.Node) string {
 // program reads the program: config, variables, resources and outputs.
 func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *template.Stack {
 	st := &template.Stack{Dialect: template.PulumiYAML, Policy: Policy()}
+	p.st = st
 	var vars, res, outs []entry
 	for _, e := range entries(obj, "") {
 		switch e.key {
@@ -214,6 +217,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 			p.errorf(where{rng: r.Range, path: "resources." + r.Name + ".options.provider"}, "${%s} is not a provider resource (type pulumi:providers:<package>)", r.Provider)
 		}
 	}
+	p.inherit(st)
 	defaultProviders(st)
 	for _, e := range outs {
 		x, ds := toExpr(e.value, e.at.path, nil, "")

@@ -313,8 +313,8 @@ func TestRefusalsAndPositions(t *testing.T) {
 		"alias":       {main: "resources:\n  r: &x\n    type: a:b:C\n  s: *x\n", want: "alias nodes are not supported", file: "Main.yaml", line: 4, col: 6},
 		"invokeShort": {main: "variables:\n  v:\n    fn::aws:ec2:getAmi: {}\n", want: "short form of fn::invoke", file: "Main.yaml", line: 3, col: 5},
 		"unknownFn":   {main: "variables:\n  v:\n    fn::frobnicate: 1\n", want: "unknown built-in function fn::frobnicate"},
-		"option": {main: "resources:\n  r:\n    type: x:y:Z\n    options:\n      aliases: []\n",
-			want: "the aliases option is not supported yet", file: "Main.yaml", line: 5, col: 7, path: "resources.r.options.aliases"},
+		"option": {main: "resources:\n  r:\n    type: x:y:Z\n    options:\n      replaceWith: []\n",
+			want: "the replaceWith option is not supported by cairn", file: "Main.yaml", line: 5, col: 7, path: "resources.r.options.replaceWith"},
 		"unknownRef": {main: "resources:\n  r:\n    type: x:y:Z\n    properties:\n      a: x-${nope.b}\n",
 			want: `"nope" is not a config value, variable or resource`, file: "Main.yaml", line: 5, col: 10, path: "resources.r.properties.a"},
 		"badAccess":    {main: "variables:\n  v: ${a[x]}\n", want: "invalid property access ${a[x]}"},
@@ -369,15 +369,14 @@ resources:
       byteLength: 4
     options:
       provider: ${prov}
-      customTimeouts: {create: 5m}
-      parent: ${prov}
+      pluginDownloadURL: https://example.com
 `}
 	st, ds := Parse(context.Background(), fs, "dev", nil)
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
-	if find(ds, "customTimeouts option is not supported yet") == nil || find(ds, "parent option is not supported yet") == nil {
-		t.Errorf("want warnings for the options not honoured yet, got %v", ds)
+	if find(ds, "the pluginDownloadURL option is ignored") == nil {
+		t.Errorf("want a warning for the option cairn ignores, got %v", ds)
 	}
 	r := st.Resource("r")
 	if r.Provider != "prov" || strings.Join(r.DependsOn, ",") != "prov" {

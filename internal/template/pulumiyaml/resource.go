@@ -35,7 +35,7 @@ func (p *parser) resource(e entry) *template.Resource {
 		return nil
 	}
 	r := &template.Resource{Name: e.key, Range: e.at.rng, DeletionPolicy: template.Delete, UpdateReplacePolicy: template.Delete,
-		CreateBeforeDestroy: true, PropertyRanges: map[string]diag.Range{}}
+		CreateBeforeDestroy: true, Options: template.Options{ProviderOrdersReplace: true}, PropertyRanges: map[string]diag.Range{}}
 	props := expr(objectExpr{})
 	var explicit []string
 	for _, f := range entries(body, e.at.path) {
@@ -83,92 +83,6 @@ func (p *parser) resource(e entry) *template.Resource {
 	}
 	r.DependsOn = slices.Sorted(maps.Keys(deps))
 	return r
-}
-
-// options reads a resource's options and returns the resources it names (dependsOn, provider).
-func (p *parser) options(r *template.Resource, e entry) []string {
-	obj, ok := e.value.(*syntax.ObjectNode)
-	if !ok {
-		p.errorf(e.at, "options must be an object")
-		return nil
-	}
-	var named []string
-	for _, f := range entries(obj, e.at.path) {
-		at := where{rng: rangeOf(f.value), path: f.at.path}
-		switch f.key {
-		case "dependsOn":
-			l, ok := f.value.(*syntax.ListNode)
-			if !ok {
-				p.errorf(at, "dependsOn must be a list of resources (${name})")
-				continue
-			}
-			for i := 0; i < l.Len(); i++ {
-				if name, ok := p.resourceRef(l.Index(i), where{rng: rangeOf(l.Index(i)), path: f.at.path}); ok {
-					named = append(named, name)
-				}
-			}
-		case "provider":
-			if name, ok := p.resourceRef(f.value, at); ok {
-				named = append(named, name)
-				r.Provider = name
-			}
-		case "protect":
-			if b, ok := p.boolean(f, at); ok {
-				r.PreventDestroy = b
-			}
-		case "deleteBeforeReplace":
-			if b, ok := p.boolean(f, at); ok {
-				r.CreateBeforeDestroy = !b
-			}
-		case "retainOnDelete":
-			if b, ok := p.boolean(f, at); ok && b {
-				r.DeletionPolicy = template.Retain
-			}
-		case "ignoreChanges":
-			p.ignoreChanges(r, f, at)
-		case "version":
-			s, ok := f.value.(*syntax.StringNode)
-			if !ok || s.Value() == "" {
-				p.errorf(at, "version must be a version string such as 4.16.0")
-				continue
-			}
-			p.require(r, s.Value(), at)
-		case "customTimeouts", "parent", "pluginDownloadURL", "hideDiffs":
-			p.warnf(f.at, "the %s option is not supported yet and is ignored", f.key)
-		case "replaceOnChanges", "providers", "aliases", "additionalSecretOutputs", "import", "deletedWith",
-			"replaceWith", "replacementTrigger", "envVarMappings":
-			p.errorf(f.at, "the %s option is not supported yet by cairn's Pulumi YAML front end", f.key)
-		default:
-			p.errorf(f.at, "unknown resource option %q", f.key)
-		}
-	}
-	return named
-}
-
-// resourceRef reads `${name}` naming a resource.
-func (p *parser) resourceRef(n syntax.Node, at where) (string, bool) {
-	s, ok := n.(*syntax.StringNode)
-	if ok {
-		x, ds := parseString(s.Value(), at)
-		if a, isAccess := x.(*access); !ds.HasErrors() && isAccess && len(a.steps) == 0 {
-			if !p.prog.resources[a.root] {
-				p.errorf(at, "${%s} is not a resource", a.root)
-				return "", false
-			}
-			return a.root, true
-		}
-	}
-	p.errorf(at, "expected a resource reference such as ${name}")
-	return "", false
-}
-
-func (p *parser) boolean(f entry, at where) (bool, bool) {
-	b, ok := f.value.(*syntax.BooleanNode)
-	if !ok {
-		p.errorf(at, "%s must be true or false (expressions are not supported yet here)", f.key)
-		return false, false
-	}
-	return b.Value(), true
 }
 
 // ignoreChanges reads property paths (`tags.env`, `ports[0]`, `["a.b"]`) as cty paths.
