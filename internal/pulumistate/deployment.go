@@ -35,22 +35,25 @@ type secretsProvider struct {
 }
 
 type resourceState struct {
-	URN                  string              `json:"urn"`
-	Custom               bool                `json:"custom"`
-	Delete               bool                `json:"delete,omitempty"`
-	ID                   string              `json:"id,omitempty"`
-	Type                 string              `json:"type"`
-	Inputs               map[string]any      `json:"inputs,omitempty"`
-	Outputs              map[string]any      `json:"outputs,omitempty"`
-	Parent               string              `json:"parent,omitempty"`
-	Protect              bool                `json:"protect,omitempty"`
-	Dependencies         []string            `json:"dependencies,omitempty"`
-	InitErrors           []string            `json:"initErrors,omitempty"`
-	Provider             string              `json:"provider,omitempty"`
-	PropertyDependencies map[string][]string `json:"propertyDependencies,omitempty"`
-	RetainOnDelete       bool                `json:"retainOnDelete,omitempty"`
-	Created              *time.Time          `json:"created,omitempty"`
-	Modified             *time.Time          `json:"modified,omitempty"`
+	URN                     string              `json:"urn"`
+	Custom                  bool                `json:"custom"`
+	Delete                  bool                `json:"delete,omitempty"`
+	ID                      string              `json:"id,omitempty"`
+	Type                    string              `json:"type"`
+	Inputs                  map[string]any      `json:"inputs,omitempty"`
+	Outputs                 map[string]any      `json:"outputs,omitempty"`
+	Parent                  string              `json:"parent,omitempty"`
+	Protect                 bool                `json:"protect,omitempty"`
+	Dependencies            []string            `json:"dependencies,omitempty"`
+	InitErrors              []string            `json:"initErrors,omitempty"`
+	Provider                string              `json:"provider,omitempty"`
+	PropertyDependencies    map[string][]string `json:"propertyDependencies,omitempty"`
+	AdditionalSecretOutputs []string            `json:"additionalSecretOutputs,omitempty"`
+	ImportID                string              `json:"importID,omitempty"`
+	RetainOnDelete          bool                `json:"retainOnDelete,omitempty"`
+	DeletedWith             string              `json:"deletedWith,omitempty"`
+	Created                 *time.Time          `json:"created,omitempty"`
+	Modified                *time.Time          `json:"modified,omitempty"`
 }
 
 // deploymentVersion is the format version written and read.

@@ -97,7 +97,11 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		}
 		path = append(path, r.Name)
 		var deps []string
+		parent := u.parent(r.Name)
 		for _, d := range r.Deps {
+			if d == parent {
+				continue // cairn orders a child after its parent; Pulumi's state does not list it as a dependency
+			}
 			if dr, ok := rows[d]; ok {
 				if err := visit(dr, path); err != nil {
 					return err
@@ -144,6 +148,13 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		if res := st.Resource(r.Name); res != nil {
 			rs.Protect = res.PreventDestroy
 			rs.RetainOnDelete = res.DeletionPolicy == template.Retain
+			rs.AdditionalSecretOutputs = res.SecretOutputs
+			rs.ImportID = res.ImportID
+			if res.DeletedWith != "" {
+				if dr, ok := rows[res.DeletedWith]; ok {
+					rs.DeletedWith = u.urn(dr.Name, dr.Type)
+				}
+			}
 		}
 		if r.Failed {
 			rs.InitErrors = []string{"the resource's create failed"}

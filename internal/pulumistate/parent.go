@@ -2,5 +2,5 @@ package pulumistate
 
 import "github.com/cairn-dev/cairn/internal/template"
 
-// parentOf is the resource's parent option ("" until the front end records parents).
-func parentOf(*template.Resource) string { return "" }
+// parentOf is the resource's parent option ("" for the stack).
+func parentOf(r *template.Resource) string { return r.Parent }
