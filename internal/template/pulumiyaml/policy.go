@@ -9,7 +9,7 @@ import "github.com/cairn-dev/cairn/internal/template"
 func Policy() template.DialectPolicy {
 	return template.DialectPolicy{
 		Dialect: template.PulumiYAML, Name: "Pulumi YAML", StackType: "pulumi:pulumi:Stack",
-		FromFiles: true, PlansReplacements: true, ProviderPlugins: true,
+		FromFiles: true, PlansReplacements: true, UpdatesFailedCreates: true, ProviderPlugins: true,
 		Importable: true, StateFiles: true, ShowsAttributes: true,
 		Paths: paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.

@@ -118,7 +118,7 @@ func (p *parser) options(r *template.Resource, e entry) []string {
 			}
 		case "deleteBeforeReplace":
 			if b, ok := p.boolean(f, at); ok {
-				r.CreateBeforeDestroy = !b
+				r.CreateBeforeDestroy, r.ReplaceOrderGiven = !b, true
 			}
 		case "retainOnDelete":
 			if b, ok := p.boolean(f, at); ok && b {
