@@ -259,3 +259,25 @@ func TestPulumiCtrlC(t *testing.T) {
 		t.Errorf("b after the second deploy = %+v", b)
 	}
 }
+
+// A preview of new resources asks the plugin what each create would produce (Create with
+// preview=true), so values the plugin can tell are known downstream and in the outputs, and
+// the others are "(known after apply)": what `pulumi preview` shows for the same program.
+func TestPulumiPreviewOfCreates(t *testing.T) {
+	t.Parallel()
+	w := newPulumiThings(t)
+	w.write(thingYAML("a", "value: one") + thingYAML("b", `value: "${a.out}"`) +
+		"outputs:\n  bout: ${b.out}\n  auid: ${a.uid}\n")
+	out := w.run("preview", "-f", w.prog, "--stack", "s")
+	for _, want := range []string{`bout = "out-out-one"`, "auid = (known after apply)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("preview does not show %s:\n%s", want, out)
+		}
+	}
+	if got, want := w.calls(), []string{"Create a preview", "Create b preview", "Cancel"}; !slices.Equal(got, want) {
+		t.Errorf("calls of the preview = %v, want %v", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(w.things, "things")); !os.IsNotExist(err) {
+		t.Errorf("the preview made objects: %v", err)
+	}
+}

@@ -299,3 +299,18 @@ func TestCairntestCheckFailures(t *testing.T) {
 		t.Errorf("failures: -want +got:\n%s\n%+v", diff, chk.Failures)
 	}
 }
+
+// A Diff of a resource that does not exist yet (a preview planning its create) is answered
+// with Create(preview=true): Planned holds what the plugin can tell.
+func TestDiffOfANewResourcePreviewsItsCreate(t *testing.T) {
+	p, dir := launchCairntest(t)
+	in := checked(t, p, "n", props(map[string]cty.Value{"value": cty.StringVal("v")}))
+	d, err := p.Diff(context.Background(), provider.DiffRequest{Resource: res(thing, "n"), NewProps: in})
+	if err != nil || !d.Changed || d.Diagnostics.HasErrors() {
+		t.Fatalf("diff of a new resource: %v %+v", err, d)
+	}
+	if d.Planned.GetAttr("out").AsString() != "out-v" || d.Planned.GetAttr("uid").IsKnown() {
+		t.Errorf("planned = %#v", d.Planned)
+	}
+	waitForCall(t, dir, "Create n preview")
+}

@@ -339,6 +339,9 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	if err != nil {
 		return resp, err
 	}
+	if req.ID == "" && isNull(req.OldProps) {
+		return p.planCreate(ctx, req)
+	}
 	if unconfigured {
 		return inputDiff(req.OldProps, req.NewProps), nil
 	}
@@ -362,6 +365,19 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	}
 	return diffResult(r), nil
 }
+
+// planCreate answers a Diff of a resource that does not exist yet (a preview planning its
+// create) as Pulumi's engine previews one: Create with preview=true, whose outputs are known
+// where the plugin can tell and unknown elsewhere.
+func (p *Provider) planCreate(ctx context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
+	c, err := p.PreviewCreate(ctx, provider.CreateRequest{Resource: req.Resource, Props: req.NewProps})
+	if err != nil {
+		return provider.DiffResponse{}, err
+	}
+	return provider.DiffResponse{Changed: true, Planned: c.Outputs, Diagnostics: c.Diagnostics}, nil
+}
+
+func isNull(v cty.Value) bool { return v == cty.NilVal || v.IsNull() }
 
 // unknownDiff answers for a plugin that could not tell what changed (DIFF_UNKNOWN) as Pulumi's
 // engine does: cairn compares the inputs, and the plugin's replaces, stables and
