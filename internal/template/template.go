@@ -176,13 +176,15 @@ type Resource struct {
 	// The Terraform language only.
 	Provider            string // address of the ProviderConfig serving it
 	CreateBeforeDestroy bool
+	PreventDestroy      bool
+	IgnoreChanges       []cty.Path // attributes whose changes are ignored; IgnoreAllChanges for `all`
+	IgnoreAllChanges    bool
+	ReplaceTriggeredBy  []string // resource addresses whose replacement or update replaces this one
+
 	// ReplaceOrderGiven says the template chose the replacement order (Pulumi's
 	// deleteBeforeReplace option); otherwise a provider's Diff asking to delete first wins.
-	ReplaceOrderGiven  bool
-	PreventDestroy     bool
-	IgnoreChanges      []cty.Path // attributes whose changes are ignored; IgnoreAllChanges for `all`
-	IgnoreAllChanges   bool
-	ReplaceTriggeredBy []string // resource addresses whose replacement or update replaces this one
+	ReplaceOrderGiven bool
+
 	// Preconditions are checked before the resource is planned or applied, Postconditions
 	// after it is applied or read, with self its new value (conditions.go).
 	Preconditions  []Condition
