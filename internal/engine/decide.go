@@ -22,6 +22,9 @@ func factsOf(pol template.DialectPolicy, res *template.Resource, row state.Resou
 	case !had || gone:
 	case pol.PlansReplacements && (row.ID == "" || row.Status == "DELETE_COMPLETE"):
 		// Nothing to act on: its create made nothing, or a replacement destroyed it before a restart.
+	case row.Status == "CREATE_FAILED" && pol.UpdatesFailedCreates:
+		// Pulumi keeps it with its init errors and updates it until it is healthy.
+		f.Exists, f.Failed = true, true
 	case row.Status == "CREATE_FAILED":
 		// A failed create that left an object behind is tainted: terraform replaces it. A
 		// custom resource's failed create is simply made again.
@@ -47,6 +50,12 @@ func ignoring(res *template.Resource, props, old cty.Value) cty.Value {
 // answerOf is the part of a provider's diff that decides a step.
 func answerOf(d provider.DiffResponse) *plan.Answer {
 	return &plan.Answer{Changed: d.Changed, Replace: d.Replace, MayReplace: d.MayReplace, DeleteBeforeReplace: d.DeleteBeforeReplace}
+}
+
+// withDiff adds the provider's answer about res to f (plan.Decide obeys a provider that asks
+// to delete before replacing unless the template chose the order: Facts.ProviderOrdersReplace).
+func withDiff(f *plan.Facts, _ *template.Resource, d provider.DiffResponse) {
+	f.Diff = answerOf(d)
 }
 
 // decideFailure turns plan.Decide's refusal (prevent_destroy) into a diagnostic at res.

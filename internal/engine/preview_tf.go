@@ -64,7 +64,7 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 	if ds.HasErrors() {
 		return plan.Step{}, nil, ds, nil
 	}
-	f.Diff = answerOf(diff)
+	withDiff(&f, res, diff)
 	step, err := plan.Decide(f)
 	if err != nil {
 		return step, nil, ds.Append(decideFailure(pv.st, res, err)), nil

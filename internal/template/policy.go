@@ -28,6 +28,10 @@ type DialectPolicy struct {
 	// update is no replacement. Otherwise a provider's update replaces an object by returning
 	// a new physical id and the old one is deleted in the cleanup phase (CloudFormation).
 	PlansReplacements bool
+	// UpdatesFailedCreates says an object a failed create left behind is updated on the next
+	// deploy, even with no difference, and replaced only when its diff asks (Pulumi's init
+	// errors). Otherwise, with PlansReplacements, it is tainted and replaced (terraform).
+	UpdatesFailedCreates bool
 	// OptionalIDs says a provider may answer without a physical id: a create then gets an id
 	// of cairn's own and an update keeps the one it had.
 	OptionalIDs bool

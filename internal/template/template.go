@@ -180,6 +180,7 @@ type Resource struct {
 	IgnoreChanges       []cty.Path // attributes whose changes are ignored; IgnoreAllChanges for `all`
 	IgnoreAllChanges    bool
 	ReplaceTriggeredBy  []string // resource addresses whose replacement or update replaces this one
+
 	// Preconditions are checked before the resource is planned or applied, Postconditions
 	// after it is applied or read, with self its new value (conditions.go).
 	Preconditions  []Condition

@@ -89,16 +89,19 @@ func (e *engineServer) RequirePulumiVersion(context.Context, *pulumirpc.RequireP
 
 // process is one running provider plugin with the engine endpoint it calls back.
 type process struct {
-	cmd      *exec.Cmd
-	conn     *grpc.ClientConn
-	client   pulumirpc.ResourceProviderClient
-	engine   *grpc.Server
-	address  string // the engine address given to the plugin
-	output   *tail  // the last lines of its stdout and stderr, for crash reports
-	exited   chan struct{}
-	exitErr  error
-	closeMu  sync.Mutex
-	isClosed bool
+	cmd     *exec.Cmd
+	conn    *grpc.ClientConn
+	client  pulumirpc.ResourceProviderClient
+	engine  *grpc.Server
+	address string // the engine address given to the plugin
+	output  *tail  // the last lines of its stdout and stderr, for crash reports
+	exited  chan struct{}
+	exitErr error
+	// cancelOnce: Cancel is sent once when a call's context ends (cancel.go); close sends
+	// it again, as Pulumi does before it stops a plugin.
+	cancelOnce sync.Once
+	closeMu    sync.Mutex
+	isClosed   bool
 }
 
 // start serves the engine side on a fresh loopback port, execs the plugin with that address as

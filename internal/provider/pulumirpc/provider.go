@@ -42,6 +42,9 @@ type Options struct {
 	// the way Pulumi does (conformance providers refuse a configuration without it).
 	Version string
 	Log     *slog.Logger
+	// StopGrace bounds how long a call may run on after its context ended and the plugin was
+	// sent Cancel; 0 means DefaultStopGrace.
+	StopGrace time.Duration
 }
 
 // Provider is one running plugin, configured once: a Pulumi provider instance.
@@ -336,6 +339,9 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	if err != nil {
 		return resp, err
 	}
+	if req.ID == "" && isNull(req.OldProps) {
+		return p.planCreate(ctx, req)
+	}
 	if unconfigured {
 		return inputDiff(req.OldProps, req.NewProps), nil
 	}
@@ -359,6 +365,19 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	}
 	return replaceOnChanges(diffResult(r), r.GetDetailedDiff(), req.Resource.ReplaceOnChanges), nil
 }
+
+// planCreate answers a Diff of a resource that does not exist yet (a preview planning its
+// create) as Pulumi's engine previews one: Create with preview=true, whose outputs are known
+// where the plugin can tell and unknown elsewhere.
+func (p *Provider) planCreate(ctx context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
+	c, err := p.PreviewCreate(ctx, provider.CreateRequest{Resource: req.Resource, Props: req.NewProps})
+	if err != nil {
+		return provider.DiffResponse{}, err
+	}
+	return provider.DiffResponse{Changed: true, Planned: c.Outputs, Diagnostics: c.Diagnostics}, nil
+}
+
+func isNull(v cty.Value) bool { return v == cty.NilVal || v.IsNull() }
 
 // unknownDiff answers for a plugin that could not tell what changed (DIFF_UNKNOWN) as Pulumi's
 // engine does: cairn compares the inputs, and the plugin's replaces, stables and
@@ -485,9 +504,13 @@ func (p *Provider) create(ctx context.Context, req provider.CreateRequest, previ
 	if err != nil {
 		return resp, err
 	}
-	r, err := p.proc.client.Create(ctx, &pulumirpc.CreateRequest{
-		Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
-		Properties: props, Timeout: seconds(req.Timeout), Preview: preview,
+	var r *pulumirpc.CreateResponse
+	err = p.call(ctx, func(ctx context.Context) (err error) {
+		r, err = p.proc.client.Create(ctx, &pulumirpc.CreateRequest{
+			Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+			Properties: props, Timeout: seconds(req.Timeout), Preview: preview,
+		})
+		return err
 	})
 	if err != nil {
 		if init, ok := initFailed(err); ok {
@@ -530,9 +553,13 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 	if err != nil {
 		return resp, err
 	}
-	r, err := p.proc.client.Read(ctx, &pulumirpc.ReadRequest{
-		Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
-		Properties: outs, Inputs: ins,
+	var r *pulumirpc.ReadResponse
+	err = p.call(ctx, func(ctx context.Context) (err error) {
+		r, err = p.proc.client.Read(ctx, &pulumirpc.ReadRequest{
+			Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+			Properties: outs, Inputs: ins,
+		})
+		return err
 	})
 	if err != nil {
 		if init, ok := initFailed(err); ok {
@@ -587,9 +614,13 @@ func (p *Provider) update(ctx context.Context, req provider.UpdateRequest, previ
 	if err != nil {
 		return resp, err
 	}
-	r, err := p.proc.client.Update(ctx, &pulumirpc.UpdateRequest{
-		Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
-		Olds: olds, OldInputs: oldInputs, News: news, Timeout: seconds(req.Timeout), Preview: preview,
+	var r *pulumirpc.UpdateResponse
+	err = p.call(ctx, func(ctx context.Context) (err error) {
+		r, err = p.proc.client.Update(ctx, &pulumirpc.UpdateRequest{
+			Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+			Olds: olds, OldInputs: oldInputs, News: news, Timeout: seconds(req.Timeout), Preview: preview,
+		})
+		return err
 	})
 	if err != nil {
 		if init, ok := initFailed(err); ok {
@@ -648,9 +679,12 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (prov
 	if err != nil {
 		return resp, err
 	}
-	_, err = p.proc.client.Delete(ctx, &pulumirpc.DeleteRequest{
-		Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
-		Properties: outs, OldInputs: ins, Timeout: seconds(req.Timeout),
+	err = p.call(ctx, func(ctx context.Context) error {
+		_, err := p.proc.client.Delete(ctx, &pulumirpc.DeleteRequest{
+			Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+			Properties: outs, OldInputs: ins, Timeout: seconds(req.Timeout),
+		})
+		return err
 	})
 	if err != nil {
 		if d, ok := providerDiag(err, "Delete"); ok {

@@ -14,7 +14,7 @@ import (
 func Policy() template.DialectPolicy {
 	return template.DialectPolicy{
 		Dialect: template.PulumiYAML, Name: "Pulumi YAML", StackType: "pulumi:pulumi:Stack",
-		FromFiles: true, PlansReplacements: true, ProviderPlugins: true,
+		FromFiles: true, PlansReplacements: true, UpdatesFailedCreates: true, ProviderPlugins: true,
 		Importable: true, ShowsAttributes: true, StateFormat: pulumistate.Format{},
 		Paths: paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.
