@@ -62,7 +62,7 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 		return api.StatePushResponse{}, &ValidationError{Diagnostics: diags}
 	}
 	defer ps.close()
-	if !fresh && prior.Dialect != string(st.Dialect) {
+	if !fresh && policyOf(prior.Dialect).Name != st.Policy.Name {
 		return api.StatePushResponse{}, invalid("stack %s is a %s stack and the configuration is %s", stack, policyOf(prior.Dialect).Name, st.Policy.Name)
 	}
 	var (
