@@ -148,7 +148,7 @@ func nodeText(n syntax.Node) string {
 // program reads the program: config, variables, resources and outputs.
 func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *template.Stack {
 	st := &template.Stack{Dialect: template.PulumiYAML, Policy: Policy()}
-	var vars, res, outs []entry
+	var vars, res, outs, settings []entry
 	for _, e := range entries(obj, "") {
 		switch e.key {
 		case "config", "configuration":
@@ -162,6 +162,8 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 			res = p.section(e)
 		case "outputs":
 			outs = p.section(e)
+		case "pulumi":
+			settings = append(settings, e)
 		case "description":
 			if s, ok := e.value.(*syntax.StringNode); ok {
 				st.Description = s.Value()
@@ -171,6 +173,9 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 	params, cfg, ds := bindConfig(p.decls, given, StackFile(p.prog.stack))
 	p.ds = append(p.ds, ds...)
 	st.Parameters, p.prog.config = params, cfg
+	for _, e := range settings {
+		p.requiredVersion(e)
+	}
 
 	names := map[string]where{}
 	claim := func(name string, at where) bool {
