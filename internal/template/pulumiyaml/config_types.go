@@ -94,6 +94,9 @@ func convertList(v cty.Value, typ string) (cty.Value, string) {
 	for it := v.ElementIterator(); it.Next(); {
 		k, e := it.Element()
 		c, err := convert(stackValue{v: e}, elem)
+		if elem == "string" && (e.IsNull() || e.Type() != cty.String) {
+			err = "expected a string" // in a JSON list, 1 is not "1"
+		}
 		if err != "" {
 			i, _ := k.AsBigFloat().Int64()
 			return cty.NilVal, "element " + strconv.FormatInt(i, 10) + ": " + err
