@@ -327,8 +327,8 @@ func TestRefusalsAndPositions(t *testing.T) {
 		"dependsOn":   {main: "resources:\n  a:\n    type: x:y:Z\n    options:\n      dependsOn: [\"${a.id}\"]\n", want: "expected a resource reference"},
 		"versions": {main: "resources:\n  a:\n    type: x:y:Z\n    options: {version: 1.0.0}\n  b:\n    type: x:y:W\n    options: {version: 2.0.0}\n",
 			want: "package x is asked for at version 2.0.0 here and 1.0.0 elsewhere"},
-		"get":       {main: "resources:\n  a:\n    type: x:y:Z\n    get: {id: abc}\n", want: "get (reading an existing resource) is not supported yet"},
-		"noType":    {main: "resources:\n  a:\n    properties: {}\n", want: `resource "a" needs a type`},
+		"get":        {main: "resources:\n  a:\n    type: x:y:Z\n    get: {id: abc}\n", want: "get (reading an existing resource) is not supported yet"},
+		"noType":     {main: "resources:\n  a:\n    properties: {}\n", want: `resource "a" needs a type`},
 		"configType": {project: "name: p\nruntime: yaml\nconfiguration:\n  a: {type: Strin}\n", want: "config type must be one of String, Number"},
 	} {
 		t.Run(name, func(t *testing.T) {
