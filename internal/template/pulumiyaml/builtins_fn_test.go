@@ -294,3 +294,12 @@ func TestRequiredVersion(t *testing.T) {
 		t.Errorf("=3.1.2: %v", ds)
 	}
 }
+
+func TestEngineResourcesRefusedByName(t *testing.T) {
+	for _, typ := range []string{"pulumi:Stash", "pulumi:index:Stash", "pulumi:pulumi:StackReference"} {
+		_, ds := outputsOf(t, context.Background(), "resources:\n  r:\n    type: "+typ+"\n", nil, nil)
+		if d := find(ds, "a resource the Pulumi engine serves itself"); d == nil || d.Range.Line != 5 {
+			t.Errorf("%s: %v", typ, ds)
+		}
+	}
+}

@@ -210,6 +210,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 			st.Resources = append(st.Resources, r)
 		}
 	}
+	p.refuseBuiltinResources(st.Resources)
 	st.Requirements = p.requirements(st.Resources)
 	for _, r := range st.Resources {
 		if r.Provider != "" && !isProviderType(st.Resource(r.Provider).Type) {

@@ -4,6 +4,9 @@ import (
 	"github.com/blang/semver"
 	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/template"
 )
 
 // PulumiVersion is the version of the Pulumi CLI whose language cairn speaks: a program's
@@ -55,6 +58,18 @@ func (p *parser) requiredVersion(e entry) {
 		}
 		if !r(semver.MustParse(PulumiVersion)) {
 			p.errorf(f.at, "Pulumi CLI version %s does not satisfy the version range %q (cairn speaks the language of Pulumi %s)", PulumiVersion, v.AsString(), PulumiVersion)
+		}
+	}
+}
+
+// refuseBuiltinResources refuses the resources the Pulumi engine serves itself (package
+// pulumi: Stash, StackReference), which cairn does not serve yet: without this they would
+// be looked for as a plugin named pulumi.
+func (p *parser) refuseBuiltinResources(rs []*template.Resource) {
+	for _, r := range rs {
+		if Package(r.Type) == "pulumi" && !isProviderType(r.Type) {
+			p.ds = append(p.ds, diag.Errorf(r.TypeRange, "resources."+r.Name+".type",
+				"%s is a resource the Pulumi engine serves itself (Stash, StackReference): not supported yet by cairn", r.Type))
 		}
 	}
 }
