@@ -29,7 +29,7 @@ var dirFrontEnds = []dirFrontEnd{
 	{
 		detect: pulumiyaml.Detect,
 		parse: func(ctx context.Context, _ *Engine, stackName string, src source, _ bool) (*template.Stack, diag.Diagnostics) {
-			return pulumiyaml.Parse(ctx, src.files, stackName, src.params)
+			return pulumiyaml.Parse(pulumiyaml.WithRootDirectory(ctx, src.workDir), src.files, stackName, src.params)
 		},
 	},
 }

@@ -53,6 +53,12 @@ func (c call) eval(ev *evaluator) (cty.Value, diag.Diagnostics) {
 	if c.name == "fn::secret" {
 		return value.Secret(arg), ds
 	}
+	if c.name == "fn::unsecret" {
+		return unsecret(arg), ds
+	}
+	if out, ok, d := c.evalOneArg(ev, arg); ok {
+		return out, append(ds, d...)
+	}
 	// The others compute on plain values: the marks of the inputs go on the result.
 	plain, marks := arg.UnmarkDeep()
 	if c.name == "fn::tojson" {

@@ -15,13 +15,11 @@ import (
 // configDecl is one declared config key: `key: default` or `key: {type, default, secret}`.
 type configDecl struct {
 	name   string
-	typ    string // string, integer, boolean, array, object
+	typ    string // string, number, integer, boolean, object, array or list<T> (see configType)
 	def    syntax.Node
 	secret bool
 	at     where
 }
-
-var configTypes = map[string]bool{"string": true, "integer": true, "boolean": true, "array": true, "object": true}
 
 func parseConfigDecls(obj syntax.Node, path string) ([]*configDecl, diag.Diagnostics) {
 	o, ok := obj.(*syntax.ObjectNode)
@@ -32,6 +30,7 @@ func parseConfigDecls(obj syntax.Node, path string) ([]*configDecl, diag.Diagnos
 	var ds diag.Diagnostics
 	for _, e := range entries(o, path) {
 		d := &configDecl{name: e.key, at: e.at}
+		items := ""
 		spec, isSpec := e.value.(*syntax.ObjectNode)
 		if !isSpec {
 			d.def = e.value // a bare default: its type is the default's
@@ -40,11 +39,15 @@ func parseConfigDecls(obj syntax.Node, path string) ([]*configDecl, diag.Diagnos
 			switch f.key {
 			case "type":
 				s, ok := f.value.(*syntax.StringNode)
-				if !ok || !configTypes[s.Value()] {
-					ds = append(ds, diag.Errorf(rangeOf(f.value), f.at.path, "config type must be one of string, integer, boolean, array, object"))
+				t, known := "", false
+				if ok {
+					t, known = configType(s.Value())
+				}
+				if !known {
+					ds = append(ds, diag.Errorf(rangeOf(f.value), f.at.path, "config type must be one of %s", configTypeNames))
 					continue
 				}
-				d.typ = s.Value()
+				d.typ = t
 			case "default":
 				d.def = f.value
 			case "secret":
@@ -54,11 +57,21 @@ func parseConfigDecls(obj syntax.Node, path string) ([]*configDecl, diag.Diagnos
 					continue
 				}
 				d.secret = b.Value()
-			case "description", "items":
-				// items types array elements; elements are checked by the provider for now.
+			case "items":
+				if it, ok := f.value.(*syntax.ObjectNode); ok {
+					for _, g := range entries(it, f.at.path) {
+						if s, ok := g.value.(*syntax.StringNode); ok && g.key == "type" {
+							items = s.Value()
+						}
+					}
+				}
+			case "description":
 			default:
 				ds = append(ds, diag.Errorf(f.at.rng, f.at.path, "unknown config property %q (expected type, default, secret, items or description)", f.key))
 			}
+		}
+		if d.typ == "array" && items != "" {
+			d.typ = itemsType(items)
 		}
 		if d.typ == "" && d.def != nil {
 			d.typ = typeOf(plain(d.def))
@@ -82,7 +95,7 @@ func typeOf(v cty.Value) string {
 		if v.AsBigFloat().IsInt() {
 			return "integer"
 		}
-		return "string"
+		return "number"
 	case ty.IsTupleType() || ty.IsListType():
 		return "array"
 	case ty.IsObjectType() || ty.IsMapType():
@@ -105,6 +118,13 @@ type stackValue struct {
 func stackConfig(obj *syntax.ObjectNode, project, file string) (map[string]stackValue, diag.Diagnostics) {
 	out := map[string]stackValue{}
 	var ds diag.Diagnostics
+	salt := ""
+	for _, top := range entries(obj, "") {
+		if s, ok := top.value.(*syntax.StringNode); ok && top.key == "encryptionsalt" {
+			salt = s.Value()
+		}
+	}
+	secure := secureValues{salt: salt}
 	for _, top := range entries(obj, "") {
 		if top.key != "config" {
 			continue // secretsprovider, encryptedkey, environment: nothing to bind
@@ -116,10 +136,16 @@ func stackConfig(obj *syntax.ObjectNode, project, file string) (map[string]stack
 		}
 		for _, e := range entries(cfg, "config") {
 			if sec, ok := e.value.(*syntax.ObjectNode); ok && sec.Len() == 1 && sec.Index(0).Key != nil && sec.Index(0).Key.Value() == "secure" {
-				ds = append(ds, diag.Errorf(e.at.rng, e.at.path, "%s: encrypted config values (secure:) are not supported yet; pass the value as a secret config override", file))
+				text, err := secure.decrypt(sec.Index(0).Value)
+				if err != nil {
+					ds = append(ds, diag.Errorf(e.at.rng, e.at.path, "%s: the secure value of %s: %v", file, e.key, err))
+					continue
+				}
+				out[configKey(e.key, project)] = stackValue{v: cty.StringVal(text), text: true, secret: true, rng: e.at.rng}
 				continue
 			}
-			out[configKey(e.key, project)] = stackValue{v: plain(e.value), rng: e.at.rng}
+			_, isText := e.value.(*syntax.StringNode)
+			out[configKey(e.key, project)] = stackValue{v: plain(e.value), text: isText, rng: e.at.rng}
 		}
 	}
 	return out, ds
@@ -171,7 +197,7 @@ func bindConfig(decls []*configDecl, given map[string]stackValue, stackFile stri
 		}
 		v := sv.v
 		if sv.text {
-			v = cty.StringVal(v.AsString())
+			v = coerceText(v.AsString())
 		}
 		params = append(params, param(k, typeOf(v), v, sv.secret, sv.rng))
 		if sv.secret {
@@ -206,11 +232,26 @@ func convert(sv stackValue, typ string) (cty.Value, string) {
 	}
 	switch typ {
 	case "string":
+		if isText {
+			return cty.StringVal(textAsString(text)), ""
+		}
 		s, err := embed(v)
-		if err != nil || !(isText || v.Type().IsPrimitiveType()) {
+		if err != nil || !v.Type().IsPrimitiveType() {
 			return cty.NilVal, "expected a string"
 		}
 		return cty.StringVal(s), ""
+	case "number":
+		if isText {
+			f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+			if err != nil {
+				return cty.NilVal, "expected a number, got " + strconv.Quote(text)
+			}
+			return cty.NumberFloatVal(f), ""
+		}
+		if v.Type() == cty.Number {
+			return v, ""
+		}
+		return cty.NilVal, "expected a number"
 	case "integer":
 		if isText {
 			i, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
@@ -247,6 +288,16 @@ func convert(sv stackValue, typ string) (cty.Value, string) {
 			return cty.NilVal, "expected an " + typ
 		}
 		return v, ""
+	}
+	if strings.HasPrefix(typ, "list<") {
+		if isText {
+			j, err := value.FromJSON([]byte(text))
+			if err != nil {
+				return cty.NilVal, "expected a JSON list: " + err.Error()
+			}
+			v = j
+		}
+		return convertList(v, typ)
 	}
 	return cty.NilVal, "unknown type " + typ
 }

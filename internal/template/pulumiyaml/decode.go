@@ -155,7 +155,7 @@ func toExpr(n syntax.Node, path string, ranges map[string]diag.Range, prefix str
 			}
 			x, d := toExpr(e.value, e.at.path, ranges, join(prefix, e.key))
 			ds = append(ds, d...)
-			o.keys = append(o.keys, e.key)
+			o.keys = append(o.keys, strings.ReplaceAll(e.key, "$${", "${")) // keys are literal text, escapes as in values
 			o.elems = append(o.elems, x)
 		}
 		return o, ds

@@ -14,6 +14,7 @@ type program struct {
 	config         map[string]cty.Value
 	variables      map[string]expr
 	resources      map[string]bool
+	src            *sources // the project's files and directories
 }
 
 // evaluator evaluates the expressions of one Eval: variables are computed once each.
@@ -49,11 +50,7 @@ func (ev *evaluator) root(a *access) (cty.Value, []step, diag.Diagnostics) {
 		return rv.Outputs, a.steps, nil
 	}
 	if a.root == "pulumi" {
-		return cty.ObjectVal(map[string]cty.Value{
-			"project":      cty.StringVal(p.project),
-			"stack":        cty.StringVal(p.stack),
-			"organization": cty.StringVal(localOrganization),
-		}), a.steps, nil
+		return p.pulumiVar(a)
 	}
 	return cty.DynamicVal, nil, diag.Diagnostics{diag.Errorf(a.rng, a.path, "${%s}: %q is not a config value, variable or resource", a.text, a.root)}
 }

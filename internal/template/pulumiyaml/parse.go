@@ -37,7 +37,7 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}}}
+	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}, src: newSources(ctx, files)}}
 	p.ds = ds
 	p.project(proj)
 	program := proj
@@ -48,7 +48,7 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 			return nil, p.ds
 		}
 		for _, e := range entries(proj, "") {
-			if programKeys[e.key] && e.key != "config" {
+			if programKeys[e.key] && e.key != "config" && e.key != "configuration" {
 				p.errorf(e.at, "%s is in %s but the program is in %s", e.key, ProjectFile, MainFile)
 			}
 		}
@@ -76,7 +76,7 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 }
 
 // programKeys are the top-level keys of a program (in Pulumi.yaml or Main.yaml).
-var programKeys = map[string]bool{"config": true, "variables": true, "resources": true, "outputs": true}
+var programKeys = map[string]bool{"config": true, "configuration": true, "variables": true, "resources": true, "outputs": true}
 
 type parser struct {
 	prog     *program
@@ -121,11 +121,9 @@ func (p *parser) project(obj *syntax.ObjectNode) {
 			if s, ok := rt.(*syntax.StringNode); !ok || s.Value() != "yaml" {
 				p.errorf(e.at, "runtime %s: cairn runs only Pulumi YAML programs (runtime: yaml)", strings.TrimSpace(nodeText(rt)))
 			}
-		case "config":
+		case "config", "configuration": // configuration: is pulumi-yaml's older name
 			d, ds := parseConfigDecls(e.value, e.at.path)
 			p.decls, p.ds = append(p.decls, d...), append(p.ds, ds...)
-		case "configuration":
-			p.errorf(e.at, "the old configuration: section is not supported yet; declare config: instead")
 		case "description", "main", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "plugins", "variables", "resources", "outputs", "pulumi":
 			// plugins: is for plugin discovery (internal/provider/pulumifind); the rest
 			// says nothing to a deploy or is the program.
@@ -154,10 +152,10 @@ func nodeText(n syntax.Node) string {
 func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *template.Stack {
 	st := &template.Stack{Dialect: template.PulumiYAML, Policy: Policy()}
 	p.st = st
-	var vars, res, outs []entry
+	var vars, res, outs, settings []entry
 	for _, e := range entries(obj, "") {
 		switch e.key {
-		case "config":
+		case "config", "configuration":
 			if obj != nil && e.value != nil && p.fromMain(obj) {
 				d, ds := parseConfigDecls(e.value, e.at.path)
 				p.decls, p.ds = append(p.decls, d...), append(p.ds, ds...)
@@ -168,6 +166,8 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 			res = p.section(e)
 		case "outputs":
 			outs = p.section(e)
+		case "pulumi":
+			settings = append(settings, e)
 		case "description":
 			if s, ok := e.value.(*syntax.StringNode); ok {
 				st.Description = s.Value()
@@ -177,6 +177,9 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 	params, cfg, ds := bindConfig(p.decls, given, StackFile(p.prog.stack))
 	p.ds = append(p.ds, ds...)
 	st.Parameters, p.prog.config = params, cfg
+	for _, e := range settings {
+		p.requiredVersion(e)
+	}
 
 	names := map[string]where{}
 	claim := func(name string, at where) bool {
@@ -211,6 +214,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 			st.Resources = append(st.Resources, r)
 		}
 	}
+	p.refuseBuiltinResources(st.Resources)
 	st.Requirements = p.requirements(st.Resources)
 	for _, r := range st.Resources {
 		if r.Provider != "" && !isProviderType(st.Resource(r.Provider).Type) {

@@ -270,7 +270,7 @@ func TestConfigErrors(t *testing.T) {
 		"badBool":    {overrides: map[string]string{"dbPassword": "x", "debug": "maybe"}, want: "expected true or false"},
 		"badArray":   {overrides: map[string]string{"dbPassword": "x", "zones": `{"a":1}`}, want: "expected an array"},
 		"secure": {stack: "config:\n  zones: [a]\n  shop:dbPassword:\n    secure: v1:abc\n",
-			want: "encrypted config values (secure:) are not supported yet", line: 3, file: "Pulumi.dev.yaml"},
+			want: "the stack file has secure values but no encryptionsalt", line: 3, file: "Pulumi.dev.yaml"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fs := files()
@@ -307,8 +307,8 @@ func TestRefusalsAndPositions(t *testing.T) {
 		path          string
 	}{
 		"runtime": {project: "name: p\nruntime: nodejs\n", want: "runtime nodejs: cairn runs only Pulumi YAML programs", file: "Pulumi.yaml", line: 2, col: 1},
-		"runtimeObject": {project: "name: p\nruntime:\n  name: yaml\n  options: {}\nresources:\n  r:\n    type: x:y:Z\n    properties:\n      a:\n        fn::readFile: ./f\n",
-			want: "fn::readFile is not supported yet", file: "Pulumi.yaml", line: 10, col: 9, path: "resources.r.properties.a.fn::readFile"},
+		"runtimeObject": {project: "name: p\nruntime:\n  name: yaml\n  options: {}\nresources:\n  r:\n    type: x:y:Z\n    properties:\n      a:\n        fn::method: ./f\n",
+			want: "fn::method is not supported yet", file: "Pulumi.yaml", line: 10, col: 9, path: "resources.r.properties.a.fn::method"},
 		"yamlSyntax":  {main: "resources:\n  r:\n    type: [unclosed\n", want: "invalid YAML: did not find expected ',' or ']'", file: "Main.yaml", line: 2},
 		"alias":       {main: "resources:\n  r: &x\n    type: a:b:C\n  s: *x\n", want: "alias nodes are not supported", file: "Main.yaml", line: 4, col: 6},
 		"invokeShort": {main: "variables:\n  v:\n    fn::aws:ec2:getAmi: {}\n", want: "short form of fn::invoke", file: "Main.yaml", line: 3, col: 5},
@@ -327,9 +327,9 @@ func TestRefusalsAndPositions(t *testing.T) {
 		"dependsOn":   {main: "resources:\n  a:\n    type: x:y:Z\n    options:\n      dependsOn: [\"${a.id}\"]\n", want: "expected a resource reference"},
 		"versions": {main: "resources:\n  a:\n    type: x:y:Z\n    options: {version: 1.0.0}\n  b:\n    type: x:y:W\n    options: {version: 2.0.0}\n",
 			want: "package x is asked for at version 2.0.0 here and 1.0.0 elsewhere"},
-		"get":       {main: "resources:\n  a:\n    type: x:y:Z\n    get: {id: abc}\n", want: "get (reading an existing resource) is not supported yet"},
-		"noType":    {main: "resources:\n  a:\n    properties: {}\n", want: `resource "a" needs a type`},
-		"oldConfig": {project: "name: p\nruntime: yaml\nconfiguration:\n  a: {type: String}\n", want: "the old configuration: section is not supported yet"},
+		"get":        {main: "resources:\n  a:\n    type: x:y:Z\n    get: {id: abc}\n", want: "get (reading an existing resource) is not supported yet"},
+		"noType":     {main: "resources:\n  a:\n    properties: {}\n", want: `resource "a" needs a type`},
+		"configType": {project: "name: p\nruntime: yaml\nconfiguration:\n  a: {type: Strin}\n", want: "config type must be one of String, Number"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fs := map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\n"}
