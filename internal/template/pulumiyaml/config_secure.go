@@ -1,9 +1,7 @@
 package pulumiyaml
 
 import (
-	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -11,7 +9,8 @@ import (
 	"sync"
 
 	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
+
+	"github.com/cairn-dev/cairn/internal/pulumistate"
 )
 
 // Pulumi's passphrase secrets provider, as `pulumi config set --secret` uses it with a file or
@@ -41,12 +40,13 @@ func passphrase() (string, error) {
 	return "", errNoPassphrase
 }
 
-// crypters caches the decrypters already derived (a million PBKDF2 rounds each), by a digest
-// of salt and passphrase: a stack is parsed several times per command.
-var crypters sync.Map // [32]byte -> config.Crypter
+// crypters caches the crypter of each salt and passphrase: deriving a key takes 1,000,000
+// PBKDF2 rounds, which every parse would otherwise pay again.
+var crypters sync.Map // [32]byte -> *pulumistate.Crypter
 
-// decrypter returns the decrypter of a stack file's encryptionsalt.
-func decrypter(salt string) (config.Decrypter, error) {
+// decrypter is the crypter of the stack file's encryptionsalt with the passphrase, checked
+// against the salt's sealed check value.
+func decrypter(salt string) (*pulumistate.Crypter, error) {
 	if salt == "" {
 		return nil, errors.New("the stack file has secure values but no encryptionsalt (only Pulumi's passphrase secrets provider is supported)")
 	}
@@ -56,37 +56,28 @@ func decrypter(salt string) (config.Decrypter, error) {
 	}
 	key := sha256.Sum256([]byte(salt + "\x00" + phrase))
 	if c, ok := crypters.Load(key); ok {
-		return c.(config.Crypter), nil
+		return c.(*pulumistate.Crypter), nil
 	}
-	parts := strings.SplitN(salt, ":", 3)
-	if len(parts) != 3 || parts[0] != "v1" {
-		return nil, errors.New("encryptionsalt is not of the form v1:<salt>:<check>")
-	}
-	raw, err := base64.StdEncoding.DecodeString(parts[1])
+	c, err := pulumistate.ParseSalt(salt, phrase)
 	if err != nil {
-		return nil, errors.New("encryptionsalt's salt is not base64")
-	}
-	c := config.NewSymmetricCrypterFromPassphrase(phrase, raw)
-	if check, err := c.DecryptValue(context.Background(), parts[2]); err != nil || check != "pulumi" {
-		return nil, errors.New("incorrect passphrase (PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE)")
+		return nil, fmt.Errorf("%w (PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE)", err)
 	}
 	crypters.Store(key, c)
 	return c, nil
 }
 
 // decryptSecure decrypts one secure value; the error never holds the value.
-func decryptSecure(d config.Decrypter, ciphertext string) (string, error) {
-	plain, err := d.DecryptValue(context.Background(), ciphertext)
+func decryptSecure(c *pulumistate.Crypter, ciphertext string) (string, error) {
+	plain, err := c.Open(ciphertext)
 	if err != nil {
 		return "", errors.New("cannot decrypt it with this passphrase (was it encrypted for another stack?)")
 	}
 	return plain, nil
 }
 
-// secureValues decrypts the secure values of one stack file, deriving its key on first use.
 type secureValues struct {
 	salt string
-	d    config.Decrypter
+	d    *pulumistate.Crypter
 	err  error
 }
 
