@@ -508,7 +508,7 @@ func (r *run) callFailure(ctx context.Context, err error, diags diag.Diagnostics
 	return "", nil
 }
 
-// resumedCreate is the reason given when a Terraform resource's create is made again after
+// resumedCreate is the reason given when a plugin's create (Terraform, Pulumi) is made again after
 // cairn stopped in the middle of it (the journal holds its start but not its end).
 const resumedCreate = "Resuming after a restart: the create started before cairn stopped is made again. " +
 	"If the provider had already created an object then, cairn never learned its id: find it and delete it or import it."

@@ -123,7 +123,7 @@ func eval(t *testing.T, x template.Expr, s scope) cty.Value {
 
 func TestParseProgram(t *testing.T) {
 	st := mustParse(t, files(), map[string]string{"dbPassword": "hunter2"})
-	if st.Dialect != template.PulumiYAML || st.Policy.Dialect != template.PulumiYAML || !st.Policy.PlansReplacements || st.Policy.RollsBack {
+	if st.Dialect != template.PulumiYAML || st.Policy.Dialect != template.PulumiYAML || !st.Policy.PlansReplacements || st.Policy.RollsBack || !st.Policy.BlindResumedCreates {
 		t.Fatalf("policy: %+v", st.Policy)
 	}
 	if st.Description != "" {

@@ -15,7 +15,9 @@ func Policy() template.DialectPolicy {
 	return template.DialectPolicy{
 		Dialect: template.PulumiYAML, Name: "Pulumi YAML", StackType: "pulumi:pulumi:Stack",
 		FromFiles: true, PlansReplacements: true, UpdatesFailedCreates: true, ProviderPlugins: true,
-		Importable: true, ShowsAttributes: true, StateFormat: pulumistate.Format{},
+		// Create has no idempotency token: a create in flight at a crash is made again, and
+		// the object the first one may have made is reported (Pulumi's pending operation).
+		BlindResumedCreates: true, Importable: true, ShowsAttributes: true, StateFormat: pulumistate.Format{},
 		Paths: paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.
 		StackID: func(_, _, _, unique string) string { return unique },
