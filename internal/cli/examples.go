@@ -87,10 +87,15 @@ cairn provider serve --provider ./terraform-provider-acme --listen :8000 --reuse
 	"state": `cairn state pull --stack net --out terraform.tfstate
 cairn state push terraform.tfstate --stack net -f .`,
 	"state pull": `cairn state pull --stack net > terraform.tfstate
-cairn state pull --stack net --out terraform.tfstate`,
+cairn state pull --stack net --out terraform.tfstate
+# a Pulumi YAML stack, as pulumi stack export writes it
+PULUMI_CONFIG_PASSPHRASE=... cairn state pull --stack web --out web.json`,
 	"state push": `# move a stack from terraform to cairn
 terraform state pull > terraform.tfstate
-cairn state push terraform.tfstate --stack net -f .`,
+cairn state push terraform.tfstate --stack net -f .
+# move a stack from pulumi to cairn
+pulumi stack export --file web.json
+PULUMI_CONFIG_PASSPHRASE=... cairn state push web.json --stack web -f .`,
 	"refresh": `cairn refresh --stack net -f .
 cairn refresh --stack net -f . --var-file prod.tfvars -o json`,
 	"init": `cairn init
