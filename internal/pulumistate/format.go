@@ -206,6 +206,15 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 			"resolve them (pulumi refresh, or pulumi stack export/import removing them) before moving it", len(d.PendingOperations))
 	}
 	o := &opener{passphrase: keys.Passphrase, provider: d.SecretsProviders}
+	if keys.Passphrase != "" && d.SecretsProviders != nil && d.SecretsProviders.Type == "passphrase" {
+		// A passphrase given is checked even when no resource secret needs it: a wrong one is
+		// a mistake to say, not to ignore.
+		c, err := o.decrypter()
+		if err != nil {
+			return template.StateSnapshot{}, err
+		}
+		o.crypter = c
+	}
 	var snap template.StateSnapshot
 	for _, r := range d.Resources {
 		if !r.Custom || r.Delete || strings.HasPrefix(r.Type, "pulumi:providers:") {
