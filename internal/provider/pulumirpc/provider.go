@@ -42,6 +42,8 @@ type Options struct {
 	// the way Pulumi does (conformance providers refuse a configuration without it).
 	Version string
 	Log     *slog.Logger
+	// SchemaCacheDir keeps package schemas across runs (Schema); "" reads them every time.
+	SchemaCacheDir string
 }
 
 // Provider is one running plugin, configured once: a Pulumi provider instance.

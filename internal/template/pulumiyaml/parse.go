@@ -3,6 +3,7 @@ package pulumiyaml
 import (
 	"context"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
@@ -28,6 +29,18 @@ func StackFile(stack string) string { return "Pulumi." + stack + ".yaml" }
 // overrides winning over the stack file (keys as `key` or `<project>:key`, values as text).
 // ctx carries the request's budget (internal/budget), which bounds the decoding.
 func Parse(ctx context.Context, files map[string]string, stack string, overrides map[string]string) (*template.Stack, diag.Diagnostics) {
+	return ParseWith(ctx, files, stack, overrides, Options{})
+}
+
+// Options are what the engine gives the front end besides the files.
+type Options struct {
+	// Schema reads package schemas, to resolve type tokens as Pulumi does; nil keeps them
+	// as written.
+	Schema SchemaFunc
+}
+
+// ParseWith is Parse with opts.
+func ParseWith(ctx context.Context, files map[string]string, stack string, overrides map[string]string, opts Options) (*template.Stack, diag.Diagnostics) {
 	bud := budget.From(ctx)
 	projText, ok := files[ProjectFile]
 	if !ok {
@@ -41,19 +54,25 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 	p.ds = ds
 	p.project(proj)
 	program := proj
-	if text, ok := files[MainFile]; ok {
-		main, d := decodeFile(bud, MainFile, text)
+	dir, mainName, found := programFile(files, p.main)
+	switch {
+	case !found:
+		p.errorf(where{rng: rangeOf(proj)}, "main: %s: no %s, %s or %s there", p.main, "Main.json", MainFile, ProjectFile)
+	case mainName != ProjectFile:
+		main, d := decodeFile(bud, mainName, files[mainName])
 		p.ds = append(p.ds, d...)
 		if main == nil {
 			return nil, p.ds
 		}
 		for _, e := range entries(proj, "") {
 			if programKeys[e.key] && e.key != "config" {
-				p.errorf(e.at, "%s is in %s but the program is in %s", e.key, ProjectFile, MainFile)
+				p.errorf(e.at, "%s is in %s but the program is in %s", e.key, ProjectFile, mainName)
 			}
 		}
-		program = main
+		program, p.mainFile = main, mainName
 	}
+	decls, d := packageDecls(files, dir)
+	p.packages, p.ds = append(decls, p.packages...), append(p.ds, d...)
 	if p.ds.HasErrors() {
 		return nil, p.ds
 	}
@@ -68,10 +87,32 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 		given[configKey(k, p.prog.project)] = stackValue{v: cty.StringVal(v), text: true}
 	}
 	st := p.program(program, given)
+	if !p.ds.HasErrors() {
+		p.resolveTypes(ctx, st, opts.Schema)
+	}
 	if p.ds.HasErrors() {
 		return nil, p.ds
 	}
 	return st, p.ds
+}
+
+// programFile finds the program as pulumi-yaml's LoadDir does: Main.json, then Main.yaml,
+// then Pulumi.yaml, in the program directory (main:, the project's by default); main: may
+// also name the program file itself. It returns the program directory, for the package
+// declarations below it, and the program's file name.
+func programFile(files map[string]string, main string) (dir, name string, ok bool) {
+	main = strings.TrimSuffix(path.Clean("./"+main), "/")
+	if main != "." {
+		if _, isFile := files[main]; isFile {
+			return path.Dir(main), main, true
+		}
+	}
+	for _, f := range []string{"Main.json", MainFile, ProjectFile} {
+		if _, ok := files[path.Join(main, f)]; ok {
+			return main, path.Join(main, f), true
+		}
+	}
+	return main, "", false
 }
 
 // programKeys are the top-level keys of a program (in Pulumi.yaml or Main.yaml).
@@ -79,6 +120,9 @@ var programKeys = map[string]bool{"config": true, "variables": true, "resources"
 
 type parser struct {
 	prog     *program
+	main     string        // Pulumi.yaml's main: the program's directory or file ("" for the project's)
+	mainFile string        // the file holding the program when not Pulumi.yaml
+	packages []packageDecl // package declarations: sdks/*.yaml and Pulumi.yaml's packages:
 	decls    []*configDecl
 	versions []pinned
 	ds       diag.Diagnostics
@@ -123,10 +167,19 @@ func (p *parser) project(obj *syntax.ObjectNode) {
 			p.decls, p.ds = append(p.decls, d...), append(p.ds, ds...)
 		case "configuration":
 			p.errorf(e.at, "the old configuration: section is not supported yet; declare config: instead")
-		case "description", "main", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "plugins", "variables", "resources", "outputs", "pulumi":
+		case "main":
+			s, ok := e.value.(*syntax.StringNode)
+			if !ok {
+				p.errorf(e.at, "main must be a path relative to the project")
+				continue
+			}
+			p.main = s.Value()
+		case "packages":
+			p.projectPackages(e)
+		case "description", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "plugins", "variables", "resources", "outputs", "pulumi":
 			// plugins: is for plugin discovery (internal/provider/pulumifind); the rest
 			// says nothing to a deploy or is the program.
-		case "packages", "components":
+		case "components":
 			p.errorf(e.at, "%s: is not supported yet by cairn's Pulumi YAML front end", e.key)
 		default:
 			p.warnf(e.at, "unknown project key %q is ignored", e.key)
@@ -226,8 +279,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 
 // fromMain says whether obj is Main.yaml's program (Pulumi.yaml's config was read with the project).
 func (p *parser) fromMain(obj *syntax.ObjectNode) bool {
-	r := rangeOf(obj)
-	return r.Filename == MainFile
+	return p.mainFile != "" && rangeOf(obj).Filename == p.mainFile
 }
 
 func (p *parser) section(e entry) []entry {

@@ -235,5 +235,24 @@ func (p *parser) requirements(rs []*template.Resource) []*template.ProviderRequi
 		}
 		req.Versions = v.version
 	}
+	for _, req := range out {
+		p.declared(req)
+	}
 	return out
+}
+
+// declared applies the package declaration of req's package, if any: its version unless a
+// version option pinned one (the option wins, as in Pulumi).
+func (p *parser) declared(req *template.ProviderRequirement) {
+	d, ok := p.declaredVersion(req.Name)
+	if !ok {
+		return
+	}
+	if d.Parameterization != nil || d.Extension != nil {
+		p.ds = append(p.ds, diag.Errorf(d.rng(), "", "package %s is a parameterized package (plugin %s): cairn does not call Parameterize yet", req.Name, d.Name))
+		return
+	}
+	if req.Versions == "" {
+		req.Versions = d.Version
+	}
 }
