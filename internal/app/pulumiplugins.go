@@ -70,4 +70,5 @@ func (p pulumiPlugin) Open(_, dir string) provider.Provider {
 	}
 	return pulumirpc.Open(pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: version, Log: p.log})
 }
+
 var _ engine.SchemaPlugin = pulumiPlugin{}

@@ -62,6 +62,9 @@ type Provider struct {
 	// unconfigured is set when Configure was skipped because the configuration held
 	// unknowns (a preview): Check then echoes its inputs and nothing else can be asked.
 	unconfigured bool
+	// replacedConfig: DiffConfig of this instance's provider resource said replace, so every
+	// resource it serves is replaced (providerres.go).
+	replacedConfig bool
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -299,6 +302,9 @@ func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, o
 	if err != nil {
 		return resp, err
 	}
+	if p.isOwn(req.Resource.Type) {
+		return p.checkConfig(ctx, req, olds) // providerres.go
+	}
 	if unconfigured {
 		resp.Props = req.Props
 		return resp, nil
@@ -337,6 +343,15 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	unconfigured, err := p.ready(ctx)
 	if err != nil {
 		return resp, err
+	}
+	if p.isOwn(req.Resource.Type) {
+		return p.diffConfig(ctx, req) // providerres.go
+	}
+	if p.configReplaced() {
+		// Pulumi replaces every resource of a provider replaced by DiffConfig
+		resp = inputDiff(req.OldProps, req.NewProps)
+		resp.Changed, resp.Replace = true, true
+		return resp, nil
 	}
 	if unconfigured {
 		return inputDiff(req.OldProps, req.NewProps), nil
@@ -479,6 +494,9 @@ func (p *Provider) create(ctx context.Context, req provider.CreateRequest, previ
 	if err != nil {
 		return resp, err
 	}
+	if p.isOwn(req.Resource.Type) {
+		return p.createProvider(req, preview), nil // providerres.go
+	}
 	if preview && (unconfigured || !p.supportsPreview) {
 		resp.Outputs = req.Props
 		return resp, nil
@@ -527,6 +545,9 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 	var resp provider.ReadResponse
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
+	}
+	if p.isOwn(req.Resource.Type) { // a provider resource exists as long as its row
+		return provider.ReadResponse{ID: req.ID, Props: req.Props, Outputs: req.Outputs}, nil
 	}
 	outs, ins, err := p.stored(req.Outputs, req.Props)
 	if err != nil {
@@ -580,6 +601,10 @@ func (p *Provider) update(ctx context.Context, req provider.UpdateRequest, previ
 	unconfigured, err := p.ready(ctx)
 	if err != nil {
 		return resp, err
+	}
+	if p.isOwn(req.Resource.Type) { // the new configuration is what the instance was configured with
+		resp.Outputs = req.NewProps
+		return resp, nil
 	}
 	if preview && (unconfigured || !p.supportsPreview) {
 		resp.Outputs = req.NewProps
@@ -643,6 +668,9 @@ func (e encoder) change(oldOutputs, oldInputs, newInputs cty.Value) (olds, oldIn
 // Delete deletes the resource: properties are its last outputs, old inputs its last inputs.
 func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (provider.DeleteResponse, error) {
 	var resp provider.DeleteResponse
+	if p.isOwn(req.Resource.Type) {
+		return resp, nil // nothing in the plugin to delete
+	}
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
 	}

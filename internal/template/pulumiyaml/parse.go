@@ -50,7 +50,8 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}}}
+	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}},
+		providerOpt: map[string]string{}, providersOpt: map[string][]string{}, defaultProv: map[string]bool{}}
 	p.ds = ds
 	p.project(proj)
 	program := proj
@@ -120,12 +121,17 @@ var programKeys = map[string]bool{"config": true, "variables": true, "resources"
 
 type parser struct {
 	prog     *program
-	main     string        // Pulumi.yaml's main: the program's directory or file ("" for the project's)
-	mainFile string        // the file holding the program when not Pulumi.yaml
-	packages []packageDecl // package declarations: sdks/*.yaml and Pulumi.yaml's packages:
-	decls    []*configDecl
-	versions []pinned
-	ds       diag.Diagnostics
+	main     string                // Pulumi.yaml's main: the program's directory or file ("" for the project's)
+	mainFile string                // the file holding the program when not Pulumi.yaml
+	packages []packageDecl         // package declarations: sdks/*.yaml and Pulumi.yaml's packages:
+	given    map[string]stackValue // the stack's config values, provider namespaces included
+	// by resource name: the provider option, the providers option, defaultProvider: true
+	providerOpt  map[string]string
+	providersOpt map[string][]string
+	defaultProv  map[string]bool
+	decls        []*configDecl
+	versions     []pinned
+	ds           diag.Diagnostics
 }
 
 func (p *parser) errorf(at where, format string, args ...any) {
@@ -203,6 +209,7 @@ func nodeText(n syntax.Node) string {
 // program reads the program: config, variables, resources and outputs.
 func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *template.Stack {
 	st := &template.Stack{Dialect: template.PulumiYAML, Policy: Policy()}
+	p.given = given
 	var vars, res, outs []entry
 	for _, e := range entries(obj, "") {
 		switch e.key {
@@ -261,12 +268,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 		}
 	}
 	st.Requirements = p.requirements(st.Resources)
-	for _, r := range st.Resources {
-		if r.Provider != "" && !isProviderType(st.Resource(r.Provider).Type) {
-			p.errorf(where{rng: r.Range, path: "resources." + r.Name + ".options.provider"}, "${%s} is not a provider resource (type pulumi:providers:<package>)", r.Provider)
-		}
-	}
-	defaultProviders(st)
+	p.assignProviders(st) // providers.go
 	for _, e := range outs {
 		x, ds := toExpr(e.value, e.at.path, nil, "")
 		p.ds = append(p.ds, ds...)

@@ -61,7 +61,9 @@ func (p *parser) resource(e entry) *template.Resource {
 		case "get":
 			p.errorf(f.at, "get (reading an existing resource) is not supported yet by cairn's Pulumi YAML front end")
 		case "defaultProvider":
-			p.errorf(f.at, "defaultProvider is not supported yet by cairn's Pulumi YAML front end")
+			if b, ok := p.boolean(f, where{rng: rangeOf(f.value), path: f.at.path}); ok && b {
+				p.defaultProv[e.key] = true
+			}
 		case "name":
 			p.warnf(f.at, "name (overriding the logical name %q) is not supported yet and is ignored", e.key)
 		default:
@@ -110,8 +112,12 @@ func (p *parser) options(r *template.Resource, e entry) []string {
 		case "provider":
 			if name, ok := p.resourceRef(f.value, at); ok {
 				named = append(named, name)
-				r.Provider = name
+				p.providerOpt[r.Name] = name
 			}
+		case "providers":
+			names := p.providersList(f, at)
+			named = append(named, names...)
+			p.providersOpt[r.Name] = names
 		case "protect":
 			if b, ok := p.boolean(f, at); ok {
 				r.PreventDestroy = b
@@ -135,7 +141,7 @@ func (p *parser) options(r *template.Resource, e entry) []string {
 			p.require(r, s.Value(), at)
 		case "customTimeouts", "parent", "pluginDownloadURL", "hideDiffs":
 			p.warnf(f.at, "the %s option is not supported yet and is ignored", f.key)
-		case "replaceOnChanges", "providers", "aliases", "additionalSecretOutputs", "import", "deletedWith",
+		case "replaceOnChanges", "aliases", "additionalSecretOutputs", "import", "deletedWith",
 			"replaceWith", "replacementTrigger", "envVarMappings":
 			p.errorf(f.at, "the %s option is not supported yet by cairn's Pulumi YAML front end", f.key)
 		default:
@@ -143,6 +149,33 @@ func (p *parser) options(r *template.Resource, e entry) []string {
 		}
 	}
 	return named
+}
+
+// providersList reads the providers option: a list of provider resources, or a map of
+// package → provider resource (the keys say nothing more: the provider's type names its
+// package).
+func (p *parser) providersList(f entry, at where) []string {
+	var nodes []syntax.Node
+	switch v := f.value.(type) {
+	case *syntax.ListNode:
+		for i := 0; i < v.Len(); i++ {
+			nodes = append(nodes, v.Index(i))
+		}
+	case *syntax.ObjectNode:
+		for _, e := range entries(v, f.at.path) {
+			nodes = append(nodes, e.value)
+		}
+	default:
+		p.errorf(at, "providers must be a list of provider resources (${name}) or a map of package to provider resource")
+		return nil
+	}
+	var names []string
+	for _, n := range nodes {
+		if name, ok := p.resourceRef(n, where{rng: rangeOf(n), path: f.at.path}); ok {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // resourceRef reads `${name}` naming a resource.
