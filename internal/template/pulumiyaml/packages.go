@@ -136,12 +136,23 @@ func (p *parser) projectPackages(e entry) {
 			p.errorf(f.at, "packages.%s must be source[@version] or an object with source and version", f.key)
 			continue
 		}
-		if source != "" && source != f.key && !strings.HasSuffix(source, "/"+f.key) {
+		if !registryName(source, f.key) {
 			p.errorf(f.at, "packages.%s: source %q is not supported yet by cairn (a local path or URL needs a plugin build); install the plugin and name it by its package", f.key, source)
 			continue
 		}
 		p.packages = append(p.packages, d)
 	}
+}
+
+// registryName says whether source names package pkg in a registry ("pkg", "org/pkg",
+// "source/org/pkg"), not a local path or a URL.
+func registryName(source, pkg string) bool {
+	if source == "" || source == pkg {
+		return true
+	}
+	first, _, _ := strings.Cut(source, "/")
+	return strings.HasSuffix(source, "/"+pkg) && !strings.HasPrefix(source, ".") && !strings.HasPrefix(source, "/") &&
+		!strings.Contains(source, "://") && !strings.Contains(first, ".")
 }
 
 // declaredVersion returns the declaration of the package serving namespace, if any; two

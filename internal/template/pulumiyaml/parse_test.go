@@ -380,7 +380,7 @@ resources:
 		t.Errorf("want warnings for the options not honoured yet, got %v", ds)
 	}
 	r := st.Resource("r")
-	if r.Provider != "prov" || strings.Join(r.DependsOn, ",") != "prov" {
+	if r.Provider != ProviderAddr("random", "prov") || strings.Join(r.DependsOn, ",") != "prov" {
 		t.Errorf("provider %q deps %v", r.Provider, r.DependsOn)
 	}
 	if len(st.Requirements) != 1 || st.Requirements[0].Name != "random" {
