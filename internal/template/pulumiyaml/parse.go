@@ -51,7 +51,7 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 		return nil, ds
 	}
 	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}},
-		providerOpt: map[string]string{}, providersOpt: map[string][]string{}, defaultProv: map[string]bool{}}
+		providerOpt: map[string]string{}, providersOpt: map[string][]string{}, defaultProv: map[string]bool{}, invokes: map[string]*invokeExpr{}}
 	p.ds = ds
 	p.project(proj)
 	program := proj
@@ -129,6 +129,7 @@ type parser struct {
 	providerOpt  map[string]string
 	providersOpt map[string][]string
 	defaultProv  map[string]bool
+	invokes      map[string]*invokeExpr // by data resource name, as expressions use them
 	decls        []*configDecl
 	versions     []pinned
 	ds           diag.Diagnostics
@@ -267,14 +268,20 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 			st.Resources = append(st.Resources, r)
 		}
 	}
-	st.Requirements = p.requirements(st.Resources)
-	p.assignProviders(st) // providers.go
 	for _, e := range outs {
 		x, ds := toExpr(e.value, e.at.path, nil, "")
 		p.ds = append(p.ds, ds...)
 		p.deps(x, e.at) // checks that every name it uses exists
 		st.Outputs = append(st.Outputs, &template.Output{Name: e.key, Value: rootExpr{x, p.prog}, Range: e.at.rng})
 	}
+	for _, name := range slices.Sorted(maps.Keys(p.prog.variables)) {
+		if x := p.prog.variables[name]; x != nil {
+			p.deps(x, where{}) // every variable is evaluated, its invokes called
+		}
+	}
+	st.Resources = append(st.Resources, p.invokeResources()...) // invoke.go
+	st.Requirements = p.requirements(st.Resources)
+	p.assignProviders(st) // providers.go
 	p.checkCycles(st.Resources)
 	return st
 }
@@ -306,6 +313,10 @@ func (p *parser) deps(x expr, at where) []string {
 
 func (p *parser) collect(x expr, set, visiting map[string]bool) {
 	x.accesses(func(a *access) {
+		if a.inv != nil { // an invoke: its data resource (invoke.go)
+			set[a.root], p.invokes[a.root] = true, a.inv
+			return
+		}
 		switch {
 		case p.prog.resources[a.root]:
 			set[a.root] = true

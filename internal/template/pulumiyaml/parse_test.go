@@ -311,7 +311,7 @@ func TestRefusalsAndPositions(t *testing.T) {
 			want: "fn::readFile is not supported yet", file: "Pulumi.yaml", line: 10, col: 9, path: "resources.r.properties.a.fn::readFile"},
 		"yamlSyntax":  {main: "resources:\n  r:\n    type: [unclosed\n", want: "invalid YAML: did not find expected ',' or ']'", file: "Main.yaml", line: 2},
 		"alias":       {main: "resources:\n  r: &x\n    type: a:b:C\n  s: *x\n", want: "alias nodes are not supported", file: "Main.yaml", line: 4, col: 6},
-		"invokeShort": {main: "variables:\n  v:\n    fn::aws:ec2:getAmi: {}\n", want: "short form of fn::invoke", file: "Main.yaml", line: 3, col: 5},
+		"invokeOption": {main: "variables:\n  v:\n    fn::invoke: {function: a:b:c, options: {frob: 1}}\n", want: `unknown fn::invoke option "frob"`, file: "Main.yaml"},
 		"unknownFn":   {main: "variables:\n  v:\n    fn::frobnicate: 1\n", want: "unknown built-in function fn::frobnicate"},
 		"option": {main: "resources:\n  r:\n    type: x:y:Z\n    options:\n      aliases: []\n",
 			want: "the aliases option is not supported yet", file: "Main.yaml", line: 5, col: 7, path: "resources.r.options.aliases"},

@@ -108,6 +108,15 @@ func (p *parser) resolveTypes(ctx context.Context, st *template.Stack, schema Sc
 		if t == nil {
 			continue
 		}
+		if r.Mode == template.Data { // an invoke's function (invoke.go)
+			tok, ok := canonical(r.Type, t.functions)
+			if !ok {
+				p.ds = append(p.ds, diag.Errorf(r.TypeRange, strings.TrimPrefix(r.Name, invokePrefix), "unable to find function %q in resource provider %q", r.Type, Package(r.Type)))
+				continue
+			}
+			r.Type = tok
+			continue
+		}
 		tok, ok := canonical(r.Type, t.resources)
 		if !ok {
 			p.ds = append(p.ds, diag.Errorf(r.TypeRange, "resources."+r.Name+".type", "unable to find resource type %q in resource provider %q", r.Type, Package(r.Type)))
