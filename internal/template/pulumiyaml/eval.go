@@ -14,6 +14,7 @@ type program struct {
 	config         map[string]cty.Value
 	variables      map[string]expr
 	resources      map[string]bool
+	types          map[string]string // resource → its type token, once resolved (resinfo.go)
 }
 
 // evaluator evaluates the expressions of one Eval: variables are computed once each.

@@ -90,6 +90,7 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 	st := p.program(program, given)
 	if !p.ds.HasErrors() {
 		p.resolveTypes(ctx, st, opts.Schema)
+		p.prog.recordTypes(st.Resources)
 	}
 	if p.ds.HasErrors() {
 		return nil, p.ds
