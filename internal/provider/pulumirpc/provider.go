@@ -65,6 +65,8 @@ type Provider struct {
 	// replacedConfig: DiffConfig of this instance's provider resource said replace, so every
 	// resource it serves is replaced (providerres.go).
 	replacedConfig bool
+	// emptyRefused: configuring with nothing (ready) was refused; Configure is awaited.
+	emptyRefused bool
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -224,7 +226,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	if !p.handshook {
 		p.acceptSecrets, p.acceptResources, p.supportsPreview = cr.GetAcceptSecrets(), cr.GetAcceptResources(), cr.GetSupportsPreview()
 	}
-	p.configured, p.unconfigured = true, false
+	p.configured, p.unconfigured, p.emptyRefused = true, false, false
 	return resp, nil
 }
 
@@ -260,12 +262,19 @@ func (p *Provider) ready(ctx context.Context) (unconfigured bool, err error) {
 	if p.configured {
 		return p.unconfigured, nil
 	}
+	if p.emptyRefused {
+		return true, nil
+	}
 	resp, err := p.configureLocked(ctx, cty.EmptyObjectVal)
 	if err != nil {
 		return false, err
 	}
 	if resp.Diagnostics.HasErrors() {
-		return false, resp.Diagnostics.Err()
+		// The provider needs the configuration its provider resource or the stack config
+		// gives, which the engine's Configure brings (a validation before the run calls
+		// Check first): until then it answers as Pulumi's unconfigured provider does.
+		p.emptyRefused = true
+		return true, nil
 	}
 	return p.unconfigured, nil
 }
