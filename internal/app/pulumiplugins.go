@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/cairn-dev/cairn/internal/diag"
@@ -8,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/pulumifind"
 	"github.com/cairn-dev/cairn/internal/provider/pulumirpc"
+	"github.com/cairn-dev/cairn/internal/provider/tfinstall"
 	"github.com/cairn-dev/cairn/internal/template"
 	"github.com/cairn-dev/cairn/internal/template/pulumiyaml"
 )
@@ -46,6 +48,21 @@ type pulumiPlugin struct {
 
 func (p pulumiPlugin) Version() string { return p.found.Version }
 
+// PackageSchema reads the plugin's package schema, from the disk cache when it was read
+// before (engine.SchemaPlugin).
+func (p pulumiPlugin) PackageSchema(ctx context.Context) ([]byte, error) {
+	cache, _ := tfinstall.CacheDir() // none: read from the plugin every time
+	return pulumirpc.Schema(ctx, pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Version: p.version(),
+		Log: p.log, SchemaCacheDir: cache})
+}
+
+func (p pulumiPlugin) version() string {
+	if p.asked != "" {
+		return p.asked
+	}
+	return p.found.Version
+}
+
 func (p pulumiPlugin) Open(_, dir string) provider.Provider {
 	version := p.asked
 	if version == "" {
@@ -53,3 +70,5 @@ func (p pulumiPlugin) Open(_, dir string) provider.Provider {
 	}
 	return pulumirpc.Open(pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: version, Log: p.log})
 }
+
+var _ engine.SchemaPlugin = pulumiPlugin{}

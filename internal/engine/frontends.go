@@ -28,8 +28,11 @@ var dirFrontEnds = []dirFrontEnd{
 	},
 	{
 		detect: pulumiyaml.Detect,
-		parse: func(ctx context.Context, _ *Engine, stackName string, src source, _ bool) (*template.Stack, diag.Diagnostics) {
-			return pulumiyaml.Parse(pulumiyaml.WithRootDirectory(ctx, src.workDir), src.files, stackName, src.params)
+		parse: func(ctx context.Context, e *Engine, stackName string, src source, _ bool) (*template.Stack, diag.Diagnostics) {
+			schema := func(ctx context.Context, pkg, version string) ([]byte, error) {
+				return e.packageSchema(ctx, pulumiyaml.Source(pkg), version) // schemas.go
+			}
+			return pulumiyaml.ParseWith(pulumiyaml.WithRootDirectory(ctx, src.workDir), src.files, stackName, src.params, pulumiyaml.Options{Schema: schema})
 		},
 	},
 }

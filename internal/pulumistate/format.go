@@ -25,6 +25,9 @@ type Format struct {
 	// DefaultProvider says whether a provider address is a package's default provider, and
 	// which package and version (version "" when the program pins none).
 	DefaultProvider func(addr string) (pkg, version string, ok bool)
+	// ProviderResource is the name of the provider resource whose configuration addr is, ""
+	// when addr is no resource's (a default provider).
+	ProviderResource func(addr string) string
 }
 
 var _ template.StateFormat = Format{}
@@ -59,7 +62,7 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		if ref, ok := providerRefs[addr]; ok {
 			return ref, nil
 		}
-		if r, ok := rows[addr]; ok { // an explicit provider resource, stored as a resource
+		if r, ok := rows[f.providerResource(addr)]; ok { // an explicit provider resource, stored as a resource
 			ref := u.urn(r.Name, r.Type) + "::" + r.ID
 			providerRefs[addr] = ref
 			return ref, nil
@@ -116,7 +119,7 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 				}
 			}
 		}
-		if pr, ok := rows[r.Provider]; ok {
+		if pr, ok := rows[f.providerResource(r.Provider)]; ok && pr != r {
 			if err := visit(pr, path); err != nil {
 				return err
 			}
@@ -131,7 +134,7 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 				}
 			}
 		}
-		if r.Provider != "" && r.Provider != r.Name {
+		if r.Provider != "" && f.providerResource(r.Provider) != r.Name {
 			ref, err := providerRef(r.Provider)
 			if err != nil {
 				return fmt.Errorf("%s: %w", r.Name, err)
@@ -141,6 +144,12 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		var err error
 		if rs.Inputs, err = s.encodeObject(ctx, r.Inputs); err != nil {
 			return fmt.Errorf("the inputs of %s: %w", r.Name, err)
+		}
+		if strings.HasPrefix(r.Type, "pulumi:providers:") {
+			if rs.Inputs == nil {
+				rs.Inputs = map[string]any{}
+			}
+			rs.Inputs["__internal"] = map[string]any{} // the engine's own provider settings, as Pulumi writes them
 		}
 		if rs.Outputs, err = s.encodeObject(ctx, r.Outputs); err != nil {
 			return fmt.Errorf("the outputs of %s: %w", r.Name, err)
@@ -167,6 +176,9 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		return nil
 	}
 	for i := range snap.Resources {
+		if res := st.Resource(snap.Resources[i].Name); res != nil && res.Mode == template.Data {
+			continue // an invoke's result: not a resource in Pulumi's state
+		}
 		if err := visit(&snap.Resources[i], nil); err != nil {
 			return nil, err
 		}
@@ -217,12 +229,15 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 	}
 	var snap template.StateSnapshot
 	for _, r := range d.Resources {
-		if !r.Custom || r.Delete || strings.HasPrefix(r.Type, "pulumi:providers:") {
+		if !r.Custom || r.Delete {
 			continue
 		}
 		name, err := urnName(r.URN)
 		if err != nil {
 			return snap, err
+		}
+		if strings.HasPrefix(r.Type, "pulumi:providers:") && st.Resource(name) == nil {
+			continue // a default provider: the program's serve the resources
 		}
 		res := st.Resource(name)
 		if res == nil {
@@ -253,6 +268,13 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 		snap.Resources = append(snap.Resources, sr)
 	}
 	return snap, nil
+}
+
+func (f Format) providerResource(addr string) string {
+	if f.ProviderResource == nil {
+		return addr
+	}
+	return f.ProviderResource(addr)
 }
 
 func (f Format) defaultProvider(addr string) (string, string, bool) {

@@ -45,6 +45,8 @@ type Options struct {
 	// StopGrace bounds how long a call may run on after its context ended and the plugin was
 	// sent Cancel; 0 means DefaultStopGrace.
 	StopGrace time.Duration
+	// SchemaCacheDir keeps package schemas across runs (Schema); "" reads them every time.
+	SchemaCacheDir string
 }
 
 // Provider is one running plugin, configured once: a Pulumi provider instance.
@@ -63,6 +65,11 @@ type Provider struct {
 	// unconfigured is set when Configure was skipped because the configuration held
 	// unknowns (a preview): Check then echoes its inputs and nothing else can be asked.
 	unconfigured bool
+	// replacedConfig: DiffConfig of this instance's provider resource said replace, so every
+	// resource it serves is replaced (providerres.go).
+	replacedConfig bool
+	// emptyRefused: configuring with nothing (ready) was refused; Configure is awaited.
+	emptyRefused bool
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -222,7 +229,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	if !p.handshook {
 		p.acceptSecrets, p.acceptResources, p.supportsPreview = cr.GetAcceptSecrets(), cr.GetAcceptResources(), cr.GetSupportsPreview()
 	}
-	p.configured, p.unconfigured = true, false
+	p.configured, p.unconfigured, p.emptyRefused = true, false, false
 	return resp, nil
 }
 
@@ -258,12 +265,19 @@ func (p *Provider) ready(ctx context.Context) (unconfigured bool, err error) {
 	if p.configured {
 		return p.unconfigured, nil
 	}
+	if p.emptyRefused {
+		return true, nil
+	}
 	resp, err := p.configureLocked(ctx, cty.EmptyObjectVal)
 	if err != nil {
 		return false, err
 	}
 	if resp.Diagnostics.HasErrors() {
-		return false, resp.Diagnostics.Err()
+		// The provider needs the configuration its provider resource or the stack config
+		// gives, which the engine's Configure brings (a validation before the run calls
+		// Check first): until then it answers as Pulumi's unconfigured provider does.
+		p.emptyRefused = true
+		return true, nil
 	}
 	return p.unconfigured, nil
 }
@@ -299,6 +313,9 @@ func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, o
 	unconfigured, err := p.ready(ctx)
 	if err != nil {
 		return resp, err
+	}
+	if p.isOwn(req.Resource.Type) {
+		return p.checkConfig(ctx, req, olds) // providerres.go
 	}
 	if unconfigured {
 		resp.Props = req.Props
@@ -338,6 +355,15 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	unconfigured, err := p.ready(ctx)
 	if err != nil {
 		return resp, err
+	}
+	if p.isOwn(req.Resource.Type) {
+		return p.diffConfig(ctx, req) // providerres.go
+	}
+	if p.configReplaced() {
+		// Pulumi replaces every resource of a provider replaced by DiffConfig
+		resp = inputDiff(req.OldProps, req.NewProps)
+		resp.Changed, resp.Replace = true, true
+		return resp, nil
 	}
 	if req.ID == "" && isNull(req.OldProps) {
 		return p.planCreate(ctx, req)
@@ -496,6 +522,9 @@ func (p *Provider) create(ctx context.Context, req provider.CreateRequest, previ
 	if err != nil {
 		return resp, err
 	}
+	if p.isOwn(req.Resource.Type) {
+		return p.createProvider(req, preview), nil // providerres.go
+	}
 	if preview && (unconfigured || !p.supportsPreview) {
 		resp.Outputs = req.Props
 		return resp, nil
@@ -548,6 +577,9 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 	var resp provider.ReadResponse
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
+	}
+	if p.isOwn(req.Resource.Type) { // a provider resource exists as long as its row
+		return provider.ReadResponse{ID: req.ID, Props: req.Props, Outputs: req.Outputs}, nil
 	}
 	outs, ins, err := p.stored(req.Outputs, req.Props)
 	if err != nil {
@@ -605,6 +637,10 @@ func (p *Provider) update(ctx context.Context, req provider.UpdateRequest, previ
 	unconfigured, err := p.ready(ctx)
 	if err != nil {
 		return resp, err
+	}
+	if p.isOwn(req.Resource.Type) { // the new configuration is what the instance was configured with
+		resp.Outputs = req.NewProps
+		return resp, nil
 	}
 	if preview && (unconfigured || !p.supportsPreview) {
 		resp.Outputs = req.NewProps
@@ -672,6 +708,9 @@ func (e encoder) change(oldOutputs, oldInputs, newInputs cty.Value) (olds, oldIn
 // Delete deletes the resource: properties are its last outputs, old inputs its last inputs.
 func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (provider.DeleteResponse, error) {
 	var resp provider.DeleteResponse
+	if p.isOwn(req.Resource.Type) {
+		return resp, nil // nothing in the plugin to delete
+	}
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
 	}

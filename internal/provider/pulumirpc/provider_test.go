@@ -44,6 +44,13 @@ func plugins(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	switch os.Getenv(fakePluginEnv) { // providerres_test.go
+	case "1":
+		serveFakePlugin()
+		return
+	case "exit":
+		os.Exit(3) // a plugin that cannot start
+	}
 	code := m.Run()
 	if pluginsDir != "" {
 		_ = os.RemoveAll(pluginsDir)

@@ -141,6 +141,12 @@ func toExpr(n syntax.Node, path string, ranges map[string]diag.Range, prefix str
 	case *syntax.ObjectNode:
 		es := entries(n, path)
 		if len(es) == 1 && strings.HasPrefix(strings.ToLower(es[0].key), "fn::") {
+			if isInvoke(es[0].key) {
+				return toInvoke(es[0]) // invoke.go
+			}
+			if kind := resourceInfoKind(es[0].key); kind != "" {
+				return toResourceInfo(es[0], kind) // resinfo.go
+			}
 			fn := where{rng: es[0].at.rng, path: es[0].at.path}
 			ds := checkCall(es[0].key, fn)
 			arg, d := toExpr(es[0].value, es[0].at.path, nil, "")

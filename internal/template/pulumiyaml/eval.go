@@ -14,7 +14,8 @@ type program struct {
 	config         map[string]cty.Value
 	variables      map[string]expr
 	resources      map[string]bool
-	src            *sources // the project's files and directories
+	src            *sources          // the project's files and directories
+	types          map[string]string // resource → its type token, once resolved (resinfo.go)
 }
 
 // evaluator evaluates the expressions of one Eval: variables are computed once each.

@@ -91,6 +91,7 @@ type access struct {
 	root  string
 	steps []step
 	where
+	inv *invokeExpr // on the access an invoke makes to its own result (invoke.go)
 }
 
 func (a *access) accesses(f func(*access)) { f(a) }

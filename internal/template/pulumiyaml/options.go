@@ -17,6 +17,7 @@ import (
 // Pulumi's SDKs do.
 const (
 	optProvider       = "provider"
+	optProviders      = "providers"
 	optProtect        = "protect"
 	optRetainOnDelete = "retainOnDelete"
 )
@@ -49,8 +50,12 @@ func (p *parser) options(r *template.Resource, e entry) []string {
 		case "provider":
 			if name, ok := p.resourceRef(f.value, at); ok {
 				named = append(named, name)
-				r.Provider, set[optProvider] = name, true
+				p.providerOpt[r.Name], set[optProvider] = name, true
 			}
+		case "providers":
+			names := p.providersList(f, at)
+			named = append(named, names...)
+			p.providersOpt[r.Name], set[optProviders] = names, true
 		case "parent":
 			if name, ok := p.resourceRef(f.value, at); ok {
 				named = append(named, name)
@@ -104,7 +109,7 @@ func (p *parser) options(r *template.Resource, e entry) []string {
 			p.require(r, s.Value(), at)
 		case "pluginDownloadURL":
 			p.warnf(f.at, "the pluginDownloadURL option is ignored: cairn never downloads plugins")
-		case "providers", "replaceWith", "replacementTrigger", "envVarMappings", "hooks":
+		case "replaceWith", "replacementTrigger", "envVarMappings", "hooks":
 			p.errorf(f.at, "the %s option is not supported by cairn's Pulumi YAML front end", f.key)
 		default:
 			p.errorf(f.at, "unknown resource option %q", f.key)
@@ -150,10 +155,20 @@ func (p *parser) inherit(st *template.Stack) {
 		}
 		visit(parent, depth+1)
 		set := p.setOptions(r)
-		if !set[optProvider] && parent.Provider != "" && !isProviderType(r.Type) {
-			if pr := st.Resource(parent.Provider); pr != nil && Package(pr.Type) == Package(r.Type) {
-				r.Provider = parent.Provider
-				r.DependsOn = addDep(r.DependsOn, parent.Provider)
+		// A child takes its parent's provider when it serves the child's package, and its
+		// providers map; assignProviders then picks among them.
+		if pp := p.providerOpt[parent.Name]; !set[optProvider] && pp != "" && !isProviderType(r.Type) {
+			if pr := st.Resource(pp); pr != nil && Package(pr.Type) == Package(r.Type) {
+				p.providerOpt[r.Name] = pp
+				r.DependsOn = addDep(r.DependsOn, pp)
+			}
+		}
+		if pps := p.providersOpt[parent.Name]; !set[optProviders] && len(pps) > 0 {
+			p.providersOpt[r.Name] = append(p.providersOpt[r.Name], pps...)
+			for _, pp := range pps {
+				if pr := st.Resource(pp); pr != nil && Package(pr.Type) == Package(r.Type) {
+					r.DependsOn = addDep(r.DependsOn, pp)
+				}
 			}
 		}
 		if !set[optProtect] {
@@ -375,4 +390,31 @@ func (noResources) Context() context.Context { return context.Background() }
 
 func (noResources) Resource(string) (template.ResourceValue, bool) {
 	return template.ResourceValue{}, false
+}
+
+// providersList reads the providers option: a list of provider resources, or a map of
+// package → provider resource (the keys say nothing more: the provider's type names its
+// package).
+func (p *parser) providersList(f entry, at where) []string {
+	var nodes []syntax.Node
+	switch v := f.value.(type) {
+	case *syntax.ListNode:
+		for i := 0; i < v.Len(); i++ {
+			nodes = append(nodes, v.Index(i))
+		}
+	case *syntax.ObjectNode:
+		for _, e := range entries(v, f.at.path) {
+			nodes = append(nodes, e.value)
+		}
+	default:
+		p.errorf(at, "providers must be a list of provider resources (${name}) or a map of package to provider resource")
+		return nil
+	}
+	var names []string
+	for _, n := range nodes {
+		if name, ok := p.resourceRef(n, where{rng: rangeOf(n), path: f.at.path}); ok {
+			names = append(names, name)
+		}
+	}
+	return names
 }

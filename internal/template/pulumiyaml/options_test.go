@@ -53,7 +53,7 @@ resources:
 	}
 	parent, child, grand := st.Resource("parent"), st.Resource("child"), st.Resource("grandchild")
 	for _, r := range []*template.Resource{child, grand} {
-		if r.Provider != "prov" {
+		if r.Provider != ProviderAddr("simple", "prov") {
 			t.Errorf("%s: provider %q, want the parent's prov (inherited)", r.Name, r.Provider)
 		}
 	}
@@ -99,7 +99,6 @@ func TestResourceOptionRefusals(t *testing.T) {
 		"badTimeout":          {"customTimeouts: {create: soon}", `customTimeouts.create: "soon" is not a duration`, "resources.r.options.customTimeouts.create"},
 		"badPath":             {"replaceOnChanges: ['a[x]']", "replaceOnChanges: invalid property path", "resources.r.options.replaceOnChanges"},
 		"replaceWith":         {"replaceWith: ['${other}']", "the replaceWith option is not supported by cairn", "resources.r.options.replaceWith"},
-		"providers":           {"providers: ['${other}']", "the providers option is not supported by cairn", "resources.r.options.providers"},
 		"parentNotResource":   {"parent: ${nope}", "${nope} is not a resource", "resources.r.options.parent"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package pulumiyaml
 import (
 	"context"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
@@ -28,6 +29,18 @@ func StackFile(stack string) string { return "Pulumi." + stack + ".yaml" }
 // overrides winning over the stack file (keys as `key` or `<project>:key`, values as text).
 // ctx carries the request's budget (internal/budget), which bounds the decoding.
 func Parse(ctx context.Context, files map[string]string, stack string, overrides map[string]string) (*template.Stack, diag.Diagnostics) {
+	return ParseWith(ctx, files, stack, overrides, Options{})
+}
+
+// Options are what the engine gives the front end besides the files.
+type Options struct {
+	// Schema reads package schemas, to resolve type tokens as Pulumi does; nil keeps them
+	// as written.
+	Schema SchemaFunc
+}
+
+// ParseWith is Parse with opts.
+func ParseWith(ctx context.Context, files map[string]string, stack string, overrides map[string]string, opts Options) (*template.Stack, diag.Diagnostics) {
 	bud := budget.From(ctx)
 	projText, ok := files[ProjectFile]
 	if !ok {
@@ -37,23 +50,30 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}, src: newSources(ctx, files)}}
+	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}, src: newSources(ctx, files)},
+		providerOpt: map[string]string{}, providersOpt: map[string][]string{}, defaultProv: map[string]bool{}, invokes: map[string]*invokeExpr{}}
 	p.ds = ds
 	p.project(proj)
 	program := proj
-	if text, ok := files[MainFile]; ok {
-		main, d := decodeFile(bud, MainFile, text)
+	dir, mainName, found := programFile(files, p.main)
+	switch {
+	case !found:
+		p.errorf(where{rng: rangeOf(proj)}, "main: %s: no %s, %s or %s there", p.main, "Main.json", MainFile, ProjectFile)
+	case mainName != ProjectFile:
+		main, d := decodeFile(bud, mainName, files[mainName])
 		p.ds = append(p.ds, d...)
 		if main == nil {
 			return nil, p.ds
 		}
 		for _, e := range entries(proj, "") {
 			if programKeys[e.key] && e.key != "config" && e.key != "configuration" {
-				p.errorf(e.at, "%s is in %s but the program is in %s", e.key, ProjectFile, MainFile)
+				p.errorf(e.at, "%s is in %s but the program is in %s", e.key, ProjectFile, mainName)
 			}
 		}
-		program = main
+		program, p.mainFile = main, mainName
 	}
+	decls, d := packageDecls(files, dir)
+	p.packages, p.ds = append(decls, p.packages...), append(p.ds, d...)
 	if p.ds.HasErrors() {
 		return nil, p.ds
 	}
@@ -68,6 +88,10 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 		given[configKey(k, p.prog.project)] = stackValue{v: cty.StringVal(v), text: true}
 	}
 	st := p.program(program, given)
+	if !p.ds.HasErrors() {
+		p.resolveTypes(ctx, st, opts.Schema)
+		p.prog.recordTypes(st.Resources)
+	}
 	if p.ds.HasErrors() {
 		return nil, p.ds
 	}
@@ -75,16 +99,44 @@ func Parse(ctx context.Context, files map[string]string, stack string, overrides
 	return st, p.ds
 }
 
+// programFile finds the program as pulumi-yaml's LoadDir does: Main.json, then Main.yaml,
+// then Pulumi.yaml, in the program directory (main:, the project's by default); main: may
+// also name the program file itself. It returns the program directory, for the package
+// declarations below it, and the program's file name.
+func programFile(files map[string]string, main string) (dir, name string, ok bool) {
+	main = strings.TrimSuffix(path.Clean("./"+main), "/")
+	if main != "." {
+		if _, isFile := files[main]; isFile {
+			return path.Dir(main), main, true
+		}
+	}
+	for _, f := range []string{"Main.json", MainFile, ProjectFile} {
+		if _, ok := files[path.Join(main, f)]; ok {
+			return main, path.Join(main, f), true
+		}
+	}
+	return main, "", false
+}
+
 // programKeys are the top-level keys of a program (in Pulumi.yaml or Main.yaml).
 var programKeys = map[string]bool{"config": true, "configuration": true, "variables": true, "resources": true, "outputs": true}
 
 type parser struct {
 	prog     *program
-	decls    []*configDecl
-	versions []pinned
-	ds       diag.Diagnostics
-	st       *template.Stack                        // the stack being read
-	set      map[*template.Resource]map[string]bool // inheritable options each resource sets (options.go)
+	main     string                // Pulumi.yaml's main: the program's directory or file ("" for the project's)
+	mainFile string                // the file holding the program when not Pulumi.yaml
+	packages []packageDecl         // package declarations: sdks/*.yaml and Pulumi.yaml's packages:
+	given    map[string]stackValue // the stack's config values, provider namespaces included
+	// by resource name: the provider option, the providers option, defaultProvider: true
+	providerOpt  map[string]string
+	providersOpt map[string][]string
+	defaultProv  map[string]bool
+	invokes      map[string]*invokeExpr // by data resource name, as expressions use them
+	decls        []*configDecl
+	versions     []pinned
+	ds           diag.Diagnostics
+	st           *template.Stack                        // the stack being read
+	set          map[*template.Resource]map[string]bool // inheritable options each resource sets (options.go)
 }
 
 func (p *parser) errorf(at where, format string, args ...any) {
@@ -124,10 +176,19 @@ func (p *parser) project(obj *syntax.ObjectNode) {
 		case "config", "configuration": // configuration: is pulumi-yaml's older name
 			d, ds := parseConfigDecls(e.value, e.at.path)
 			p.decls, p.ds = append(p.decls, d...), append(p.ds, ds...)
-		case "description", "main", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "plugins", "variables", "resources", "outputs", "pulumi":
+		case "main":
+			s, ok := e.value.(*syntax.StringNode)
+			if !ok {
+				p.errorf(e.at, "main must be a path relative to the project")
+				continue
+			}
+			p.main = s.Value()
+		case "packages":
+			p.projectPackages(e)
+		case "description", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "plugins", "variables", "resources", "outputs", "pulumi":
 			// plugins: is for plugin discovery (internal/provider/pulumifind); the rest
 			// says nothing to a deploy or is the program.
-		case "packages", "components":
+		case "components":
 			p.errorf(e.at, "%s: is not supported yet by cairn's Pulumi YAML front end", e.key)
 		default:
 			p.warnf(e.at, "unknown project key %q is ignored", e.key)
@@ -152,6 +213,7 @@ func nodeText(n syntax.Node) string {
 func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *template.Stack {
 	st := &template.Stack{Dialect: template.PulumiYAML, Policy: Policy()}
 	p.st = st
+	p.given = given
 	var vars, res, outs, settings []entry
 	for _, e := range entries(obj, "") {
 		switch e.key {
@@ -215,28 +277,28 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 		}
 	}
 	p.refuseBuiltinResources(st.Resources)
-	st.Requirements = p.requirements(st.Resources)
-	for _, r := range st.Resources {
-		if r.Provider != "" && !isProviderType(st.Resource(r.Provider).Type) {
-			p.errorf(where{rng: r.Range, path: "resources." + r.Name + ".options.provider"}, "${%s} is not a provider resource (type pulumi:providers:<package>)", r.Provider)
-		}
-	}
-	p.inherit(st)
-	defaultProviders(st)
 	for _, e := range outs {
 		x, ds := toExpr(e.value, e.at.path, nil, "")
 		p.ds = append(p.ds, ds...)
 		p.deps(x, e.at) // checks that every name it uses exists
 		st.Outputs = append(st.Outputs, &template.Output{Name: e.key, Value: rootExpr{x, p.prog}, Range: e.at.rng})
 	}
+	for _, name := range slices.Sorted(maps.Keys(p.prog.variables)) {
+		if x := p.prog.variables[name]; x != nil {
+			p.deps(x, where{}) // every variable is evaluated, its invokes called
+		}
+	}
+	st.Resources = append(st.Resources, p.invokeResources()...) // invoke.go
+	st.Requirements = p.requirements(st.Resources)
+	p.inherit(st)         // options.go: before the providers are assigned
+	p.assignProviders(st) // providers.go
 	p.checkCycles(st.Resources)
 	return st
 }
 
 // fromMain says whether obj is Main.yaml's program (Pulumi.yaml's config was read with the project).
 func (p *parser) fromMain(obj *syntax.ObjectNode) bool {
-	r := rangeOf(obj)
-	return r.Filename == MainFile
+	return p.mainFile != "" && rangeOf(obj).Filename == p.mainFile
 }
 
 func (p *parser) section(e entry) []entry {
@@ -261,6 +323,10 @@ func (p *parser) deps(x expr, at where) []string {
 
 func (p *parser) collect(x expr, set, visiting map[string]bool) {
 	x.accesses(func(a *access) {
+		if a.inv != nil { // an invoke: its data resource (invoke.go)
+			set[a.root], p.invokes[a.root] = true, a.inv
+			return
+		}
 		switch {
 		case p.prog.resources[a.root]:
 			set[a.root] = true

@@ -309,10 +309,10 @@ func TestRefusalsAndPositions(t *testing.T) {
 		"runtime": {project: "name: p\nruntime: nodejs\n", want: "runtime nodejs: cairn runs only Pulumi YAML programs", file: "Pulumi.yaml", line: 2, col: 1},
 		"runtimeObject": {project: "name: p\nruntime:\n  name: yaml\n  options: {}\nresources:\n  r:\n    type: x:y:Z\n    properties:\n      a:\n        fn::method: ./f\n",
 			want: "fn::method is not supported yet", file: "Pulumi.yaml", line: 10, col: 9, path: "resources.r.properties.a.fn::method"},
-		"yamlSyntax":  {main: "resources:\n  r:\n    type: [unclosed\n", want: "invalid YAML: did not find expected ',' or ']'", file: "Main.yaml", line: 2},
-		"alias":       {main: "resources:\n  r: &x\n    type: a:b:C\n  s: *x\n", want: "alias nodes are not supported", file: "Main.yaml", line: 4, col: 6},
-		"invokeShort": {main: "variables:\n  v:\n    fn::aws:ec2:getAmi: {}\n", want: "short form of fn::invoke", file: "Main.yaml", line: 3, col: 5},
-		"unknownFn":   {main: "variables:\n  v:\n    fn::frobnicate: 1\n", want: "unknown built-in function fn::frobnicate"},
+		"yamlSyntax":   {main: "resources:\n  r:\n    type: [unclosed\n", want: "invalid YAML: did not find expected ',' or ']'", file: "Main.yaml", line: 2},
+		"alias":        {main: "resources:\n  r: &x\n    type: a:b:C\n  s: *x\n", want: "alias nodes are not supported", file: "Main.yaml", line: 4, col: 6},
+		"invokeOption": {main: "variables:\n  v:\n    fn::invoke: {function: a:b:c, options: {frob: 1}}\n", want: `unknown fn::invoke option "frob"`, file: "Main.yaml"},
+		"unknownFn":    {main: "variables:\n  v:\n    fn::frobnicate: 1\n", want: "unknown built-in function fn::frobnicate"},
 		"option": {main: "resources:\n  r:\n    type: x:y:Z\n    options:\n      replaceWith: []\n",
 			want: "the replaceWith option is not supported by cairn", file: "Main.yaml", line: 5, col: 7, path: "resources.r.options.replaceWith"},
 		"unknownRef": {main: "resources:\n  r:\n    type: x:y:Z\n    properties:\n      a: x-${nope.b}\n",
@@ -379,7 +379,7 @@ resources:
 		t.Errorf("want a warning for the option cairn ignores, got %v", ds)
 	}
 	r := st.Resource("r")
-	if r.Provider != "prov" || strings.Join(r.DependsOn, ",") != "prov" {
+	if r.Provider != ProviderAddr("random", "prov") || strings.Join(r.DependsOn, ",") != "prov" {
 		t.Errorf("provider %q deps %v", r.Provider, r.DependsOn)
 	}
 	if len(st.Requirements) != 1 || st.Requirements[0].Name != "random" {

@@ -32,7 +32,7 @@ func paths(r *template.Resource) template.ResourcePaths {
 // stateFormat is the deployment format of st, a stack of project: default providers are
 // named by their package and pinned version as Pulumi names them.
 func stateFormat(project string, st *template.Stack) pulumistate.Format {
-	return pulumistate.Format{Project: project, DefaultProvider: func(addr string) (string, string, bool) {
+	return pulumistate.Format{Project: project, ProviderResource: ProviderResource, DefaultProvider: func(addr string) (string, string, bool) {
 		pkg, ok := strings.CutPrefix(addr, "pulumi:providers:")
 		if pkg, ok = strings.CutSuffix(pkg, "::default"); !ok || pkg == "" {
 			return "", "", false

@@ -61,7 +61,9 @@ func (p *parser) resource(e entry) *template.Resource {
 		case "get":
 			p.errorf(f.at, "get (reading an existing resource) is not supported yet by cairn's Pulumi YAML front end")
 		case "defaultProvider":
-			p.errorf(f.at, "defaultProvider is not supported yet by cairn's Pulumi YAML front end")
+			if b, ok := p.boolean(f, where{rng: rangeOf(f.value), path: f.at.path}); ok && b {
+				p.defaultProv[e.key] = true
+			}
 		case "name":
 			p.warnf(f.at, "name (overriding the logical name %q) is not supported yet and is ignored", e.key)
 		default:
@@ -149,5 +151,24 @@ func (p *parser) requirements(rs []*template.Resource) []*template.ProviderRequi
 		}
 		req.Versions = v.version
 	}
+	for _, req := range out {
+		p.declared(req)
+	}
 	return out
+}
+
+// declared applies the package declaration of req's package, if any: its version unless a
+// version option pinned one (the option wins, as in Pulumi).
+func (p *parser) declared(req *template.ProviderRequirement) {
+	d, ok := p.declaredVersion(req.Name)
+	if !ok {
+		return
+	}
+	if d.Parameterization != nil || d.Extension != nil {
+		p.ds = append(p.ds, diag.Errorf(d.rng(), "", "package %s is a parameterized package (plugin %s): cairn does not call Parameterize yet", req.Name, d.Name))
+		return
+	}
+	if req.Versions == "" {
+		req.Versions = d.Version
+	}
 }

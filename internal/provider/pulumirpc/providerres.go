@@ -1,0 +1,139 @@
+package pulumirpc
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/zclconf/go-cty/cty"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cairn-dev/cairn/internal/provider"
+)
+
+// A provider resource (`pulumi:providers:<pkg>`: an explicit provider of the program, or a
+// default provider) is a resource of the plugin it configures. Its lifecycle is Pulumi's:
+// Check is CheckConfig, Diff is DiffConfig, Create gives it a fresh UUID (the id resources
+// point at, `<provider URN>::<id>`), Update and Delete change nothing in the plugin. Its
+// properties are the configuration the engine configures the same plugin instance with.
+
+// ProviderType is the type token of package pkg's provider resources.
+func ProviderType(pkg string) string { return "pulumi:providers:" + pkg }
+
+// isOwn says whether typ is the type of this plugin's provider resources.
+func (p *Provider) isOwn(typ string) bool { return typ == ProviderType(p.opts.Package) }
+
+// withVersion adds the "version" configuration key Pulumi sends when the program pinned one.
+func (p *Provider) withVersion(config cty.Value) cty.Value {
+	if config == cty.NilVal || config.IsNull() {
+		config = cty.EmptyObjectVal
+	}
+	if p.opts.Version == "" || !config.Type().IsObjectType() || config.Type().HasAttribute("version") {
+		return config
+	}
+	attrs := config.AsValueMap()
+	if attrs == nil {
+		attrs = map[string]cty.Value{}
+	}
+	attrs["version"] = cty.StringVal(p.opts.Version)
+	return cty.ObjectVal(attrs)
+}
+
+// checkConfig is Check of a provider resource.
+func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, olds cty.Value) (provider.CheckResponse, error) {
+	var resp provider.CheckResponse
+	props := p.withVersion(req.Props)
+	news, err := p.enc(true).toStruct(props)
+	if err != nil {
+		return resp, err
+	}
+	oldInputs, err := p.enc(true).toStruct(olds)
+	if err != nil {
+		return resp, err
+	}
+	r, err := p.proc.client.CheckConfig(ctx, &pulumirpc.CheckRequest{
+		Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+		Olds: oldInputs, News: news, RandomSeed: seed(),
+	})
+	if err != nil {
+		if d, ok := providerDiag(err, "CheckConfig"); ok {
+			resp.Failures = append(resp.Failures, provider.CheckFailure{Reason: d.Summary})
+			return resp, nil
+		}
+		return resp, p.rpcErr("CheckConfig", err)
+	}
+	for _, f := range r.GetFailures() {
+		resp.Failures = append(resp.Failures, provider.CheckFailure{Property: f.GetProperty(), Reason: f.GetReason()})
+	}
+	if len(resp.Failures) > 0 {
+		return resp, nil
+	}
+	if r.GetInputs() == nil {
+		resp.Props = props
+		return resp, nil
+	}
+	resp.Props, err = p.decode(r.GetInputs(), props)
+	return resp, err
+}
+
+// diffConfig is Diff of a provider resource. A replacement is remembered: every resource this
+// instance serves is then replaced too, as Pulumi replaces the resources of a provider whose
+// DiffConfig says so (the provider resource is planned before the resources it serves).
+func (p *Provider) diffConfig(ctx context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
+	var resp provider.DiffResponse
+	olds, oldInputs, news, err := p.enc(true).change(req.OldOutputs, req.OldProps, p.withVersion(req.NewProps))
+	if err != nil {
+		return resp, err
+	}
+	r, err := p.proc.client.DiffConfig(ctx, &pulumirpc.DiffRequest{
+		Id: req.ID, Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
+		Olds: olds, OldInputs: oldInputs, News: news,
+	})
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		resp = inputDiff(req.OldProps, p.withVersion(req.NewProps))
+	case err != nil:
+		if d, ok := providerDiag(err, "DiffConfig"); ok {
+			resp.Diagnostics = append(resp.Diagnostics, d)
+			return resp, nil
+		}
+		return resp, p.rpcErr("DiffConfig", err)
+	case r.GetChanges() == pulumirpc.DiffResponse_DIFF_UNKNOWN:
+		resp = unknownDiff(r, req.OldProps, p.withVersion(req.NewProps))
+	default:
+		resp = diffResult(r)
+	}
+	if resp.Replace {
+		p.mu.Lock()
+		p.replacedConfig = true
+		p.mu.Unlock()
+	}
+	return resp, nil
+}
+
+// configReplaced reports whether this instance's provider resource is being replaced.
+func (p *Provider) configReplaced() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.replacedConfig
+}
+
+// createProvider is Create of a provider resource: a fresh UUID, outputs the checked
+// configuration; in a preview the id is not known yet.
+func (p *Provider) createProvider(req provider.CreateRequest, preview bool) provider.CreateResponse {
+	if preview {
+		return provider.CreateResponse{Outputs: req.Props}
+	}
+	return provider.CreateResponse{ID: newUUID(), Outputs: req.Props}
+}
+
+// newUUID is a random (version 4) UUID, as Pulumi gives providers.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,127 @@
+package pulumiyaml
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/diag"
+	"github.com/cairn-dev/cairn/internal/template"
+)
+
+// SchemaFunc returns the package schema (GetSchema's JSON) of Pulumi package pkg at version
+// ("" for the newest installed). The engine gives one that reads it from the plugin cairn
+// would run; without one, type tokens are used as written.
+type SchemaFunc func(ctx context.Context, pkg, version string) ([]byte, error)
+
+// packageTokens are the resource and function tokens a package schema declares.
+type packageTokens struct {
+	resources map[string]bool
+	functions map[string]bool
+}
+
+func decodeTokens(b []byte) (*packageTokens, error) {
+	var doc struct {
+		Resources map[string]json.RawMessage `json:"resources"`
+		Functions map[string]json.RawMessage `json:"functions"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("its schema is not valid JSON: %w", err)
+	}
+	t := &packageTokens{resources: map[string]bool{}, functions: map[string]bool{}}
+	for tok := range doc.Resources {
+		t.resources[tok] = true
+	}
+	for tok := range doc.Functions {
+		t.functions[tok] = true
+	}
+	return t, nil
+}
+
+// canonical resolves a type or function token the way pulumi-yaml does (packages.go,
+// resolveToken): as written, then `pkg:Type` as `pkg:index:Type`, then `pkg:mod:Type` as
+// `pkg:mod/type:Type`; each candidate exactly, then case-insensitively.
+func canonical(token string, declared map[string]bool) (string, bool) {
+	parts := strings.Split(token, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return "", false
+	}
+	find := func(tok string) (string, bool) {
+		if declared[tok] {
+			return tok, true
+		}
+		for d := range declared {
+			if strings.EqualFold(d, tok) {
+				return d, true
+			}
+		}
+		return "", false
+	}
+	if tok, ok := find(token); ok {
+		return tok, true
+	}
+	if len(parts) == 2 {
+		if tok, ok := find(parts[0] + ":index:" + parts[1]); ok {
+			return tok, true
+		}
+		parts = []string{parts[0], "index", parts[1]}
+	}
+	return find(parts[0] + ":" + parts[1] + "/" + strings.ToLower(parts[2]) + ":" + parts[2])
+}
+
+// resolveTypes rewrites every resource's type token to the one its package's schema declares,
+// so that rows, events and previews carry the canonical token (`simple:index:Resource`), as
+// Pulumi's URNs do. A package whose schema cannot be read is reported once, at its first use.
+func (p *parser) resolveTypes(ctx context.Context, st *template.Stack, schema SchemaFunc) {
+	if schema == nil {
+		return
+	}
+	byPkg := map[string]*packageTokens{}
+	failed := map[string]bool{}
+	tokensOf := func(pkg string, at diag.Range) *packageTokens {
+		if t, ok := byPkg[pkg]; ok || failed[pkg] {
+			return t
+		}
+		version := ""
+		if req := st.Requirement(pkg); req != nil {
+			version = req.Versions
+		}
+		b, err := schema(ctx, pkg, version)
+		var t *packageTokens
+		if err == nil {
+			t, err = decodeTokens(b)
+		}
+		if err != nil {
+			failed[pkg] = true
+			p.ds = append(p.ds, diag.Errorf(at, "", "cannot read the schema of package %s: %s", pkg, err))
+			return nil
+		}
+		byPkg[pkg] = t
+		return t
+	}
+	for _, r := range st.Resources {
+		if isProviderType(r.Type) {
+			continue // pulumi:providers:<pkg> is every package's own
+		}
+		t := tokensOf(Package(r.Type), r.TypeRange)
+		if t == nil {
+			continue
+		}
+		if r.Mode == template.Data { // an invoke's function (invoke.go)
+			tok, ok := canonical(r.Type, t.functions)
+			if !ok {
+				p.ds = append(p.ds, diag.Errorf(r.TypeRange, strings.TrimPrefix(r.Name, invokePrefix), "unable to find function %q in resource provider %q", r.Type, Package(r.Type)))
+				continue
+			}
+			r.Type = tok
+			continue
+		}
+		tok, ok := canonical(r.Type, t.resources)
+		if !ok {
+			p.ds = append(p.ds, diag.Errorf(r.TypeRange, "resources."+r.Name+".type", "unable to find resource type %q in resource provider %q", r.Type, Package(r.Type)))
+			continue
+		}
+		r.Type = tok
+	}
+}
