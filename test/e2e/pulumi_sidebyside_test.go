@@ -1,0 +1,511 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/test/providerbin"
+)
+
+// Side by side with the real `pulumi` CLI: every scenario runs the same Pulumi YAML program,
+// step by step, through `pulumi up` and through `cairn deploy`, on the same unmodified plugins
+// (cairn's cairntest and Pulumi's conformance providers), and compares what each engine
+// leaves: whether the step succeeded, the stack's state as `pulumi stack export` writes it
+// (normalised: ids, times and salts differ), the stack's outputs, and the calls the plugin
+// received (cairntest's call log; both engines use the same plugin binary).
+//
+// The real engine is found through CAIRN_PULUMI_PEER, a directory holding `pulumi` and
+// `pulumi-language-yaml` (../shared/peers/pulumi/build-peer.sh builds them); without it the
+// tests are skipped (CI does not build the peer yet).
+//
+// Differences found when this was written (pulumi v3.260.0, pulumi-language-yaml v1.38.1), which
+// these tests report as failures until they are fixed:
+//   - a replacement: pulumi Checks the resource a second time (no olds, to recompute defaults)
+//     after Diff says replace; cairn Checks once.
+//   - a protected resource removed from the program: pulumi refuses to delete it (protect is kept
+//     in its state); cairn deletes it (protect lives only in the program). A protected
+//     replacement is refused by both, cairn with Terraform's prevent_destroy wording.
+//   - a create that failed after making its object: pulumi's initErrors are the provider's
+//     reasons; cairn's export says "the resource's create failed".
+//   - a create refused outright (fail_on_create): pulumi keeps the default provider it made in
+//     the state; cairn's export has no provider without resources.
+//   - the secret 14.0.0 provider: pulumi marks inputs the schema calls secret before Check;
+//     cairn sends them plain and the provider refuses them.
+//   - fn::invoke and component resources (Construct): not supported by cairn yet (skipped).
+
+const sideStack = "s"
+
+// sideBySide is one program run by both engines, each with its own state, plugin home and
+// cairntest directory, on the same plugin cache.
+type sideBySide struct {
+	t                *testing.T
+	peer             string
+	penv             []string // the pulumi CLI's environment
+	c                *cairnCLI
+	pdir, cdir       string // the program, once per engine
+	pthings, cthings string // CAIRNTEST_DIR of each engine
+}
+
+func pulumiPeer(t *testing.T) string {
+	t.Helper()
+	peer := os.Getenv("CAIRN_PULUMI_PEER")
+	if peer == "" {
+		t.Skip("CAIRN_PULUMI_PEER is not set: no real pulumi CLI to compare with " +
+			"(set it to a directory holding pulumi and pulumi-language-yaml; ../shared/peers/pulumi/build-peer.sh builds them)")
+	}
+	for _, bin := range []string{"pulumi", "pulumi-language-yaml"} {
+		if _, err := os.Stat(filepath.Join(peer, bin)); err != nil {
+			t.Skipf("CAIRN_PULUMI_PEER=%s has no %s: %v", peer, bin, err)
+		}
+	}
+	return peer
+}
+
+func newSideBySide(t *testing.T, peer, plugins string) *sideBySide {
+	t.Helper()
+	home := func() string {
+		h := t.TempDir()
+		if err := os.Symlink(plugins, filepath.Join(h, "plugins")); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	s := &sideBySide{t: t, peer: peer, pdir: t.TempDir(), cdir: t.TempDir(), pthings: t.TempDir(), cthings: t.TempDir()}
+	s.penv = []string{
+		"PATH=" + peer + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PULUMI_HOME=" + home(),
+		"PULUMI_BACKEND_URL=file://" + t.TempDir(),
+		"PULUMI_CONFIG_PASSPHRASE=test", "PULUMI_CONFIG_PASSPHRASE_FILE=",
+		"PULUMI_SKIP_UPDATE_CHECK=true",
+		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true",
+		"PULUMI_IGNORE_AMBIENT_PLUGINS=true",
+		"PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK=true",
+		"PULUMI_SKIP_CONFIRMATIONS=true",
+		"PULUMI_ACCESS_TOKEN=", "PULUMI_STACK=",
+		"CAIRNTEST_DIR=" + s.pthings,
+	}
+	s.c = newCairnCLI(t, "/dev/null", t.TempDir())
+	s.c.env = append(s.c.env, "PULUMI_HOME="+home(), "CAIRN_PLUGIN_DIR=", "CAIRNTEST_DIR="+s.cthings,
+		"PULUMI_CONFIG_PASSPHRASE=test", "PULUMI_CONFIG_PASSPHRASE_FILE=")
+	s.write("name: side\nruntime: yaml\n")
+	s.pulumi("stack", "init", sideStack)
+	return s
+}
+
+// pulumiTry runs the real CLI in the pulumi program's directory.
+func (s *sideBySide) pulumiTry(args ...string) result {
+	return execIn(s.pdir, s.penv, filepath.Join(s.peer, "pulumi"), args...)
+}
+
+func (s *sideBySide) pulumi(args ...string) string {
+	s.t.Helper()
+	r := s.pulumiTry(args...)
+	if r.err != nil {
+		s.t.Fatalf("pulumi %s: %v\n%s", strings.Join(args, " "), r.err, r.all())
+	}
+	return r.stdout
+}
+
+func (s *sideBySide) write(prog string) {
+	s.t.Helper()
+	for _, dir := range []string{s.pdir, s.cdir} {
+		if err := os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte(prog), 0o644); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
+// sideStep is what one step did under each engine.
+type sideStep struct {
+	p, c           result
+	pcalls         []string // the plugin's calls, from the run's (last) Configure on, without Handshakes
+	ccalls         []string
+	pcancels       int // Cancel calls, left out of pcalls/ccalls
+	ccancels       int
+	pout, cout     map[string]any // outputs, secrets in clear
+	pstate, cstate []any          // normalised exports
+	ordered        bool           // the program is a chain: the calls' order across resources is the engines' to agree on
+}
+
+// inOrder marks a step whose resources form a chain, so the order of all calls must agree.
+func (st sideStep) inOrder() sideStep { st.ordered = true; return st }
+
+// up runs prog (resources etc. after the project header) through both engines and collects
+// what each left.
+func (s *sideBySide) up(prog string) sideStep {
+	s.t.Helper()
+	s.write("name: side\nruntime: yaml\n" + prog)
+	var st sideStep
+	st.p = s.pulumiTry("up", "--yes", "--skip-preview", "--non-interactive", "--stack", sideStack)
+	st.c = s.c.try("deploy", "--yes", "-f", s.cdir, "--stack", sideStack)
+	st.pcalls, st.pcancels = sideCalls(s.t, s.pthings)
+	st.ccalls, st.ccancels = sideCalls(s.t, s.cthings)
+
+	st.pout = map[string]any{}
+	if err := json.Unmarshal([]byte(s.pulumi("stack", "output", "--json", "--show-secrets", "--stack", sideStack)), &st.pout); err != nil {
+		s.t.Fatalf("pulumi stack output: %v", err)
+	}
+	st.cout = map[string]any{}
+	if r := s.c.try("outputs", "-o", "json", "--show-secrets", "--stack", sideStack); r.err == nil {
+		var outs []struct {
+			Name  string `json:"name"`
+			Value any    `json:"value"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &outs); err != nil {
+			s.t.Fatalf("cairn outputs: %v\n%s", err, r.stdout)
+		}
+		for _, o := range outs {
+			st.cout[o.Name] = o.Value
+		}
+	}
+	st.pstate = normDeployment(s.t, s.pulumi("stack", "export", "--stack", sideStack))
+	if r := s.c.try("state", "pull", "--stack", sideStack); r.err == nil {
+		st.cstate = normDeployment(s.t, r.stdout)
+	} else {
+		s.t.Logf("cairn state pull: %v\n%s", r.err, r.all())
+	}
+	return st
+}
+
+// same fails the test where the two engines' step differs: success, outputs, state and calls.
+func (st sideStep) same(t *testing.T, what string) {
+	t.Helper()
+	if (st.p.err == nil) != (st.c.err == nil) {
+		t.Errorf("%s: pulumi up: %v, cairn deploy: %v\n--- pulumi\n%s\n--- cairn\n%s", what, st.p.err, st.c.err, st.p.all(), st.c.all())
+	}
+	if !reflect.DeepEqual(normOutputs(st.pout), normOutputs(st.cout)) {
+		t.Errorf("%s: outputs differ:\npulumi %v\ncairn  %v", what, st.pout, st.cout)
+	}
+	if !reflect.DeepEqual(st.pstate, st.cstate) {
+		p, _ := json.MarshalIndent(st.pstate, "", "  ")
+		c, _ := json.MarshalIndent(st.cstate, "", "  ")
+		t.Errorf("%s: exported states differ:\n--- pulumi\n%s\n--- cairn\n%s", what, p, c)
+	}
+	switch {
+	case !reflect.DeepEqual(byResource(st.pcalls), byResource(st.ccalls)):
+		t.Errorf("%s: calls differ:\npulumi %v\ncairn  %v", what, st.pcalls, st.ccalls)
+	case st.ordered && !slices.Equal(st.pcalls, st.ccalls):
+		t.Errorf("%s: calls in another order:\npulumi %v\ncairn  %v", what, st.pcalls, st.ccalls)
+	case !slices.Equal(st.pcalls, st.ccalls):
+		t.Logf("%s: the same calls per resource, in another order across independent resources:\npulumi %v\ncairn  %v", what, st.pcalls, st.ccalls)
+	}
+	if st.pcancels != st.ccancels {
+		t.Logf("%s: Cancel calls: pulumi %d, cairn %d", what, st.pcancels, st.ccancels)
+	}
+}
+
+// sideCalls reads and empties the call log of a cairntest directory: the calls from the last
+// Configure on (cairn validates with a Configure and Checks of its own before it runs), without
+// Handshakes (pulumi loads the plugin twice) and Cancels (counted: each engine cancels as it
+// closes the plugin, pulumi once per load).
+func sideCalls(t *testing.T, dir string) (calls []string, cancels int) {
+	t.Helper()
+	path := filepath.Join(dir, "calls.log")
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	_ = os.Remove(path)
+	lines := strings.FieldsFunc(string(b), func(r rune) bool { return r == '\n' })
+	last := -1
+	for i, l := range lines {
+		if l == "Configure" {
+			last = i
+		}
+	}
+	for _, l := range lines[last+1:] {
+		switch l {
+		case "Handshake":
+		case "Cancel":
+			cancels++
+		default:
+			calls = append(calls, l)
+		}
+	}
+	return calls, cancels
+}
+
+// normDeployment reduces a deployment (`pulumi stack export`) to what both engines must agree
+// on: per resource its URN, type, custom, inputs, outputs, parent, provider (the reference's URN,
+// not its id), protect, dependencies and init errors. Ids are replaced by the name of their
+// resource (in values too: cairntest's uid is its id), sealed secrets by their envelope without
+// the ciphertext.
+func normDeployment(t *testing.T, export string) []any {
+	t.Helper()
+	var d struct {
+		Deployment struct {
+			Resources []map[string]any `json:"resources"`
+		} `json:"deployment"`
+	}
+	if err := json.Unmarshal([]byte(export), &d); err != nil {
+		t.Fatalf("a deployment: %v\n%s", err, export)
+	}
+	ids := map[string]string{}
+	for _, r := range d.Deployment.Resources {
+		if id, ok := r["id"].(string); ok && id != "" {
+			urn, _ := r["urn"].(string)
+			ids[id] = "<id of " + urn[strings.LastIndex(urn, "::")+2:] + ">"
+		}
+	}
+	var norm func(v any) any
+	norm = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			for id, n := range ids {
+				v = strings.ReplaceAll(v, id, n)
+			}
+			return v
+		case []any:
+			out := make([]any, len(v))
+			for i, e := range v {
+				out[i] = norm(e)
+			}
+			return out
+		case map[string]any:
+			out := map[string]any{}
+			for k, e := range v {
+				out[k] = norm(e)
+			}
+			if _, ok := v["ciphertext"]; ok {
+				out["ciphertext"] = "<sealed>"
+			}
+			return out
+		}
+		return v
+	}
+	var out []any
+	for _, r := range d.Deployment.Resources {
+		n := map[string]any{}
+		for _, k := range []string{"urn", "type", "custom", "inputs", "outputs", "parent", "protect", "dependencies", "initErrors", "delete", "pendingReplacement", "retainOnDelete"} {
+			if v, ok := r[k]; ok {
+				n[k] = norm(v)
+			}
+		}
+		if p, ok := r["provider"].(string); ok {
+			n["provider"] = p[:strings.LastIndex(p, "::")]
+		}
+		if deps, ok := n["dependencies"].([]any); ok && len(deps) == 0 {
+			delete(n, "dependencies")
+		}
+		if b, ok := n["protect"].(bool); ok && !b {
+			delete(n, "protect")
+		}
+		out = append(out, n)
+	}
+	// The engines order independent resources differently; each keeps dependencies first.
+	slices.SortStableFunc(out, func(a, b any) int {
+		return strings.Compare(a.(map[string]any)["urn"].(string), b.(map[string]any)["urn"].(string))
+	})
+	return out
+}
+
+// thingID matches cairntest's ids (name-<8 hex>) in values that leave the state, such as outputs.
+var thingID = regexp.MustCompile(`\b([A-Za-z0-9_]+)-[0-9a-f]{8}\b`)
+
+func normOutputs(m map[string]any) map[string]any {
+	b, _ := json.Marshal(m)
+	var out map[string]any
+	_ = json.Unmarshal([]byte(thingID.ReplaceAllString(string(b), "<id of $1>")), &out)
+	return out
+}
+
+// byResource splits a call sequence into each resource's own ("Check a" -> a: [Check]).
+func byResource(calls []string) map[string][]string {
+	m := map[string][]string{}
+	for _, c := range calls {
+		op, name, _ := strings.Cut(c, " ")
+		m[name] = append(m[name], op)
+	}
+	return m
+}
+
+func sideThing(name, props, opts string) string {
+	y := "  " + name + ":\n    type: cairntest:index:Thing\n    properties: {" + props + "}\n    options: {version: 1.0.0"
+	if opts != "" {
+		y += ", " + opts
+	}
+	return y + "}\n"
+}
+
+// gist is a refusal's message without the engines' framing: what a user is told.
+var gistSpace = regexp.MustCompile(`\s+`)
+
+func gist(s string) string { return gistSpace.ReplaceAllString(s, " ") }
+
+func TestPulumiSideBySide(t *testing.T) {
+	peer := pulumiPeer(t)
+	plugins := providerbin.PulumiPlugins(t)
+
+	t.Run("CreateAndUpdate", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		outs := "outputs:\n  bout: ${b.out}\n  auid: ${a.uid}\n"
+		s.up("resources:\n"+sideThing("a", "value: one", "")+sideThing("b", `value: "${a.out}"`, "")+outs).inOrder().same(t, "create")
+		s.up("resources:\n"+sideThing("a", "value: one", "")+sideThing("b", `value: "${a.out}"`, "")+outs).inOrder().same(t, "no-op")
+		s.up("resources:\n"+sideThing("a", "value: two", "")+sideThing("b", `value: "${a.out}"`, "")+outs).inOrder().same(t, "update in place")
+		s.up("resources:\n"+sideThing("a", "value: two", "")+outs[:len("outputs:\n")]+"  auid: ${a.uid}\n").inOrder().same(t, "b removed")
+	})
+
+	t.Run("ReplaceCreateFirst", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		deps := sideThing("b", `value: "${a.out}"`, "") + "outputs:\n  auid: ${a.uid}\n"
+		s.up("resources:\n"+sideThing("a", "value: one, key: k1", "")+deps).inOrder().same(t, "create")
+		s.up("resources:\n"+sideThing("a", "value: one, key: k2", "")+deps).inOrder().same(t, "replace")
+		s.up("resources:\n"+sideThing("a", "value: two, key: k3", "")+deps).inOrder().same(t, "replace with a change of the dependent")
+	})
+
+	t.Run("ReplaceDeleteFirst", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		deps := sideThing("b", `value: "${a.out}"`, "") + "outputs:\n  auid: ${a.uid}\n"
+		s.up("resources:\n"+sideThing("a", "value: one, key: k1", "")+deps).inOrder().same(t, "create")
+		s.up("resources:\n"+sideThing("a", "value: one, key: k2, deleteBeforeReplace: true", "")+deps).inOrder().same(t, "provider's deleteBeforeReplace")
+		s.up("resources:\n"+sideThing("a", "value: one, key: k3", "deleteBeforeReplace: true")+deps).inOrder().same(t, "option deleteBeforeReplace")
+		s.up("resources:\n"+sideThing("a", "value: two, key: k4", "deleteBeforeReplace: true")+deps).inOrder().same(t, "option deleteBeforeReplace, the dependent changes")
+		s.up("resources:\n"+sideThing("a", "value: two, key: k5, deleteBeforeReplace: true", "deleteBeforeReplace: false")+deps).inOrder().same(t, "option false over the provider")
+	})
+
+	t.Run("Protect", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		s.up("resources:\n"+sideThing("a", "value: one, key: k1", "protect: true")+sideThing("b", "value: x", "")).same(t, "create")
+		s.up("resources:\n"+sideThing("a", "value: two, key: k1", "protect: true")+sideThing("b", "value: x", "")).same(t, "update of a protected resource")
+		st := s.up("resources:\n" + sideThing("a", "value: two, key: k2", "protect: true") + sideThing("b", "value: x", ""))
+		st.same(t, "replace of a protected resource")
+		refusal(t, st, "replace", "a", "protect")
+		st = s.up("resources:\n" + sideThing("b", "value: x", ""))
+		st.same(t, "delete of a protected resource")
+		refusal(t, st, "delete", "a", "protect")
+		s.up("resources:\n"+sideThing("a", "value: two, key: k1", "protect: false")+sideThing("b", "value: x", "")).same(t, "unprotect")
+		s.up("resources:\n"+sideThing("b", "value: x", "")).same(t, "delete once unprotected")
+	})
+
+	t.Run("IgnoreChanges", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		s.up("resources:\n"+sideThing("a", "value: one, key: k1", `ignoreChanges: [value, key]`)).same(t, "create")
+		s.up("resources:\n"+sideThing("a", "value: two, key: k2", `ignoreChanges: [value, key]`)).same(t, "ignored changes")
+		s.up("resources:\n"+sideThing("a", "value: three, key: k2", `ignoreChanges: [key]`)).same(t, "value no longer ignored")
+	})
+
+	t.Run("FailingCreate", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		st := s.up("resources:\n" + sideThing("a", "value: one, failCreate: true", "") + sideThing("b", `value: "${a.out}"`, ""))
+		st.same(t, "a create that fails after making its object")
+		if st.p.err == nil || st.c.err == nil {
+			t.Errorf("a failing create succeeded: pulumi %v, cairn %v", st.p.err, st.c.err)
+		}
+		for _, r := range []result{st.p, st.c} {
+			if !strings.Contains(r.all(), "did not become ready: failCreate is set") {
+				t.Errorf("the provider's reason is not shown:\n%s", r.all())
+			}
+		}
+		s.up("resources:\n"+sideThing("a", "value: one", "")+sideThing("b", `value: "${a.out}"`, "")).same(t, "the next deploy")
+
+		// fail_on_create 4.0.0: a create that fails outright, without an object.
+		st = s.up("resources:\n" + sideThing("a", "value: one", "") +
+			"  f:\n    type: fail_on_create:Resource\n    properties: {value: false}\n    options: {version: 4.0.0}\n")
+		st.same(t, "fail_on_create")
+		if st.p.err == nil || st.c.err == nil {
+			t.Errorf("fail_on_create succeeded: pulumi %v, cairn %v", st.p.err, st.c.err)
+		}
+	})
+
+	t.Run("Secrets", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		prog := "resources:\n" + sideThing("a", `value: {"fn::secret": hush}`, "") + sideThing("b", `value: "${a.out}"`, "") +
+			sideThing("c", "value: open", "additionalSecretOutputs: [out]") +
+			"outputs:\n  bout: ${b.out}\n  cout: ${c.out}\n  plain: ${c.value}\n  lit:\n    fn::secret: literal\n"
+		st := s.up(prog)
+		st.same(t, "secrets")
+		for _, v := range []any{st.pout["bout"], st.cout["bout"]} {
+			if v != "out-out-hush" {
+				t.Errorf("bout = %v", v)
+			}
+		}
+		// Masked when shown.
+		p := s.pulumi("stack", "output", "--stack", sideStack)
+		c := s.c.run("outputs", "--stack", sideStack)
+		for _, out := range []string{p, c, st.p.all(), st.c.all()} {
+			for _, clear := range []string{"hush", "literal", "out-open"} {
+				if strings.Contains(out, clear) {
+					t.Errorf("%q shown in clear:\n%s", clear, out)
+				}
+			}
+		}
+		// Sealed at rest: neither export holds a secret in clear.
+		pexp := s.pulumi("stack", "export", "--stack", sideStack)
+		cexp := s.c.run("state", "pull", "--stack", sideStack)
+		for _, exp := range []string{pexp, cexp} {
+			for _, clear := range []string{"hush", "literal", "out-open"} {
+				if strings.Contains(exp, clear) {
+					t.Errorf("%q in clear in an export", clear)
+				}
+			}
+		}
+		// Both unseal to the same.
+		pclear := normDeployment(t, s.pulumi("stack", "export", "--show-secrets", "--stack", sideStack))
+		cclear := normDeployment(t, s.c.run("state", "pull", "--show-secrets", "--stack", sideStack))
+		if !reflect.DeepEqual(pclear, cclear) {
+			t.Errorf("exports with --show-secrets differ:\npulumi %v\ncairn  %v", pclear, cclear)
+		}
+
+		// The conformance secret provider: a secret input and a secret output of its own.
+		s.up("resources:\n  r:\n    type: secret:Resource\n    properties: {public: open, private: closed, publicData: {public: open, private: closed}, privateData: {public: open, private: closed}, privateArray: [closed], privateMap: {k: closed}, privateDataArray: [{public: open, private: closed}], privateDataMap: {k: {public: open, private: closed}}}\n    options: {version: 14.0.0}\n"+
+			"outputs:\n  private: ${r.private}\n  public: ${r.public}\n").same(t, "secret 14.0.0")
+	})
+
+	t.Run("Invoke", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		prog := "variables:\n  hello:\n    fn::invoke:\n      function: simple-invoke:index:myInvoke\n      arguments: {value: hello}\n      options: {version: 10.0.0}\n" +
+			"resources:\n  r:\n    type: simple-invoke:index:StringResource\n    properties: {text: \"${hello.result}\"}\n    options: {version: 10.0.0}\n" +
+			"outputs:\n  hello: ${hello.result}\n  text: ${r.text}\n"
+		st := s.up(prog)
+		if st.p.err == nil && st.c.err != nil {
+			t.Skipf("known gap: cairn does not run fn::invoke as pulumi does:\n%s", st.c.all())
+		}
+		st.same(t, "invoke")
+	})
+
+	t.Run("Component", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		prog := "resources:\n  comp:\n    type: component:index:ComponentCustomRefOutput\n    properties: {value: foo-bar-baz}\n    options: {version: 13.3.7}\n" +
+			"outputs:\n  value: ${comp.value}\n"
+		st := s.up(prog)
+		if st.p.err == nil && st.c.err != nil {
+			t.Skipf("known gap: cairn does not construct component resources (Construct):\n%s", st.c.all())
+		}
+		st.same(t, "component")
+	})
+}
+
+// refusal checks that both engines refused to op name for the reason given, each saying so.
+func refusal(t *testing.T, st sideStep, op, name, reason string) {
+	t.Helper()
+	for eng, r := range map[string]result{"pulumi": st.p, "cairn": st.c} {
+		msg := gist(r.all())
+		if r.err == nil || !strings.Contains(msg, name) || !strings.Contains(msg, reason) {
+			t.Errorf("%s did not refuse to %s %s (%s): %v\n%s", eng, op, name, reason, r.err, r.all())
+		}
+	}
+	t.Logf("refusals to %s %s:\n--- pulumi\n%s\n--- cairn\n%s", op, name, lastLines(st.p.all(), 6), lastLines(st.c.all(), 6))
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
