@@ -175,6 +175,13 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		out = append(out, rs)
 		return nil
 	}
+	for _, res := range st.Resources {
+		if res.Mode == template.Data && res.Provider != "" { // an invoke's provider is in the state too, as Pulumi's engine registers it
+			if _, err := providerRef(res.Provider); err != nil {
+				return nil, fmt.Errorf("%s: %w", res.Name, err)
+			}
+		}
+	}
 	for i := range snap.Resources {
 		if res := st.Resource(snap.Resources[i].Name); res != nil && res.Mode == template.Data {
 			continue // an invoke's result: not a resource in Pulumi's state
