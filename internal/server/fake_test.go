@@ -168,7 +168,7 @@ func (f *fakeEngine) Refresh(ctx context.Context, stack string, req api.RefreshR
 	return f.RefreshFn(ctx, stack, req)
 }
 
-func (f *fakeEngine) PullState(context.Context, string) ([]byte, error) {
+func (f *fakeEngine) PullState(context.Context, string, api.StatePullOptions) ([]byte, error) {
 	return nil, errors.New("fake: PullState not set")
 }
 

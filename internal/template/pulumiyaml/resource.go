@@ -22,8 +22,9 @@ func Package(token string) string {
 	return parts[0]
 }
 
-// canonicalType expands Pulumi YAML's shorthand `pkg:Type` to `pkg:index:Type`, the token
-// the plugin and the URN use (as pulumi-yaml does); other tokens are kept as written.
+// canonicalType expands Pulumi YAML's shorthand `pkg:Type` to `pkg:index:Type`, the token the
+// plugin and the URN use, where no schema resolves tokens (resolveTypes); other tokens are
+// kept as written.
 func canonicalType(token string) string {
 	if parts := strings.Split(token, ":"); len(parts) == 2 && parts[0] != "" && parts[1] != "" {
 		return parts[0] + ":index:" + parts[1]
@@ -55,7 +56,7 @@ func (p *parser) resource(e entry) *template.Resource {
 				p.errorf(f.at, "type must be a type token such as random:RandomId")
 				continue
 			}
-			r.Type, r.TypeRange = canonicalType(s.Value()), rangeOf(f.value)
+			r.Type, r.TypeRange = s.Value(), rangeOf(f.value)
 		case "properties":
 			if _, ok := f.value.(*syntax.ObjectNode); !ok {
 				p.errorf(f.at, "properties must be an object")

@@ -74,7 +74,10 @@ func canonical(token string, declared map[string]bool) (string, bool) {
 // so that rows, events and previews carry the canonical token (`simple:index:Resource`), as
 // Pulumi's URNs do. A package whose schema cannot be read is reported once, at its first use.
 func (p *parser) resolveTypes(ctx context.Context, st *template.Stack, schema SchemaFunc) {
-	if schema == nil {
+	if schema == nil { // no plugin to ask: Pulumi YAML's shorthand pkg:Type is pkg:index:Type
+		for _, r := range st.Resources {
+			r.Type = canonicalType(r.Type)
+		}
 		return
 	}
 	byPkg := map[string]*packageTokens{}
