@@ -64,7 +64,7 @@ func (e *Engine) PullState(ctx context.Context, stack string, opts api.StatePull
 		}
 	}
 	if f := st.Policy.StateFormat; f != nil {
-		snap, err := snapshotOf(st, sc, row, rows)
+		snap, err := snapshotOf(row, rows)
 		if err != nil {
 			return nil, err
 		}

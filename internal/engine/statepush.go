@@ -72,7 +72,7 @@ func (e *Engine) PushState(ctx context.Context, stack string, req api.StatePushR
 	)
 	switch {
 	case st.Policy.StateFormat != nil:
-		if rows, err = formatRows(ctx, st, req); err != nil {
+		if rows, outputs, err = formatRows(ctx, st, req); err != nil {
 			return api.StatePushResponse{}, invalid("%s", err)
 		}
 		ident.Format = st.Policy.StateFormat.Name()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/cairn-dev/cairn/internal/state"
@@ -9,16 +10,33 @@ import (
 )
 
 // snapshotOf is a stack's state for a dialect's own state format: the resources that hold an
-// object (applied, or made by a create that then failed), and the outputs that evaluate on
-// them.
-func snapshotOf(st *template.Stack, sc *scope, row state.Stack, rows []state.Resource) (template.StateSnapshot, error) {
+// object (applied, or made by a create that then failed), and the outputs of the last deploy
+// as the stack row keeps them (an output that held a secret is a secret as a whole).
+func snapshotOf(row state.Stack, rows []state.Resource) (template.StateSnapshot, error) {
 	snap := template.StateSnapshot{Stack: row.Name, StackID: row.ID}
-	for _, o := range st.Outputs {
-		v, ds := o.Value.Eval(sc)
-		if ds.HasErrors() || !v.IsWhollyKnown() {
-			continue // it needs a resource the stack does not hold
+	if len(row.Outputs) > 0 {
+		var stored []storedOutput
+		if err := decodeOutputs(row.Outputs, &stored); err != nil {
+			return snap, fmt.Errorf("cannot decode the outputs of stack %s: %w", row.Name, err)
 		}
-		snap.Outputs = append(snap.Outputs, template.StateOutput{Name: o.Name, Value: v})
+		for _, o := range stored {
+			raw, secret := []byte(o.Secret), o.Secret != nil
+			if !secret {
+				b, err := json.Marshal(o.Value)
+				if err != nil {
+					return snap, fmt.Errorf("cannot encode output %s: %w", o.Name, err)
+				}
+				raw = b
+			}
+			v, err := value.FromJSON(raw)
+			if err != nil {
+				return snap, fmt.Errorf("cannot decode output %s: %w", o.Name, err)
+			}
+			if secret {
+				v = value.Secret(v)
+			}
+			snap.Outputs = append(snap.Outputs, template.StateOutput{Name: o.Name, Value: v})
+		}
 	}
 	for _, r := range rows {
 		failed := r.Status == "CREATE_FAILED"

@@ -236,6 +236,17 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 	}
 	var snap template.StateSnapshot
 	for _, r := range d.Resources {
+		if r.Type == stackType && !r.Custom {
+			outs, err := o.decodeObject(ctx, r.Outputs)
+			if err != nil {
+				return snap, fmt.Errorf("the stack's outputs: %w", err)
+			}
+			for it := outs.ElementIterator(); it.Next(); {
+				k, v := it.Element()
+				snap.Outputs = append(snap.Outputs, template.StateOutput{Name: k.AsString(), Value: v})
+			}
+			continue
+		}
 		if !r.Custom || r.Delete {
 			continue
 		}
