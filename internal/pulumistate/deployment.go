@@ -52,8 +52,20 @@ type resourceState struct {
 	ImportID                string              `json:"importID,omitempty"`
 	RetainOnDelete          bool                `json:"retainOnDelete,omitempty"`
 	DeletedWith             string              `json:"deletedWith,omitempty"`
+	CustomTimeouts          *customTimeouts     `json:"customTimeouts,omitempty"`
+	IgnoreChanges           []string            `json:"ignoreChanges,omitempty"`
+	HideDiff                [][]any             `json:"hideDiff,omitempty"`
+	ReplaceOnChanges        []string            `json:"replaceOnChanges,omitempty"`
 	Created                 *time.Time          `json:"created,omitempty"`
 	Modified                *time.Time          `json:"modified,omitempty"`
+}
+
+// customTimeouts are a resource's timeouts in seconds.
+type customTimeouts struct {
+	Create float64 `json:"create,omitempty"`
+	Update float64 `json:"update,omitempty"`
+	Delete float64 `json:"delete,omitempty"`
+	Read   float64 `json:"read,omitempty"`
 }
 
 // deploymentVersion is the format version written and read.

@@ -159,6 +159,16 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			rs.RetainOnDelete = res.DeletionPolicy == template.Retain
 			rs.AdditionalSecretOutputs = res.SecretOutputs
 			rs.ImportID = res.ImportID
+			rs.ReplaceOnChanges = res.ReplaceOnChanges
+			if t := res.Timeouts; t != (template.Timeouts{}) {
+				rs.CustomTimeouts = &customTimeouts{Create: t.Create.Seconds(), Update: t.Update.Seconds(), Delete: t.Delete.Seconds(), Read: t.Read.Seconds()}
+			}
+			for _, p := range res.IgnoreChanges {
+				rs.IgnoreChanges = append(rs.IgnoreChanges, pathString(p))
+			}
+			for _, p := range res.HideDiffs {
+				rs.HideDiff = append(rs.HideDiff, pathSegments(p))
+			}
 			if res.DeletedWith != "" {
 				if dr, ok := rows[res.DeletedWith]; ok {
 					rs.DeletedWith = u.urn(dr.Name, dr.Type)
