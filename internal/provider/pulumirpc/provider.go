@@ -60,6 +60,9 @@ type Provider struct {
 	// unconfigured is set when Configure was skipped because the configuration held
 	// unknowns (a preview): Check then echoes its inputs and nothing else can be asked.
 	unconfigured bool
+	configuredAs cty.Value // the configuration it was configured with (memo.go)
+
+	checks checkMemo // memo.go
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -138,6 +141,9 @@ func (p *Provider) resURN(r provider.Resource) string { return p.urn(r.StackName
 func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest) (provider.ConfigureResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.configuredWithLocked(req.Config) {
+		return provider.ConfigureResponse{}, nil
+	}
 	return p.configureLocked(ctx, req.Config)
 }
 
@@ -146,6 +152,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	if config == cty.NilVal || config.IsNull() {
 		config = cty.EmptyObjectVal
 	}
+	asked := config
 	if p.opts.Version != "" && config.Type().IsObjectType() && !config.Type().HasAttribute("version") {
 		attrs := config.AsValueMap()
 		if attrs == nil {
@@ -219,7 +226,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	if !p.handshook {
 		p.acceptSecrets, p.acceptResources, p.supportsPreview = cr.GetAcceptSecrets(), cr.GetAcceptResources(), cr.GetSupportsPreview()
 	}
-	p.configured, p.unconfigured = true, false
+	p.configured, p.unconfigured, p.configuredAs = true, false, asked
 	return resp, nil
 }
 
@@ -309,7 +316,7 @@ func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, o
 	if err != nil {
 		return resp, err
 	}
-	r, err := p.proc.client.Check(ctx, &pulumirpc.CheckRequest{
+	r, err := p.check(ctx, &pulumirpc.CheckRequest{
 		Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
 		Olds: oldInputs, News: news, RandomSeed: seed(),
 	})

@@ -11,6 +11,8 @@ func Policy() template.DialectPolicy {
 		Dialect: template.PulumiYAML, Name: "Pulumi YAML", StackType: "pulumi:pulumi:Stack",
 		FromFiles: true, PlansReplacements: true, ProviderPlugins: true,
 		Importable: true, StateFiles: true, ShowsAttributes: true,
+		// Unchanged resources are not checked and diffed again (docs/design/004-pulumi-plan.md).
+		SkipsUnchanged: true,
 		Paths: paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.
 		StackID: func(_, _, _, unique string) string { return unique },
