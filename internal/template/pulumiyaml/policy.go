@@ -13,7 +13,7 @@ func Policy() template.DialectPolicy {
 		Importable: true, StateFiles: true, ShowsAttributes: true,
 		// Unchanged resources are not checked and diffed again (docs/design/004-pulumi-plan.md).
 		SkipsUnchanged: true,
-		Paths: paths,
+		Paths:          paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.
 		StackID: func(_, _, _, unique string) string { return unique },
 	}
