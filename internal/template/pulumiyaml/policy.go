@@ -11,9 +11,8 @@ func Policy() template.DialectPolicy {
 		Dialect: template.PulumiYAML, Name: "Pulumi YAML", StackType: "pulumi:pulumi:Stack",
 		FromFiles: true, PlansReplacements: true, ProviderPlugins: true,
 		Importable: true, StateFiles: true, ShowsAttributes: true,
-		// Unchanged resources are not checked and diffed again (docs/design/004-pulumi-plan.md).
-		SkipsUnchanged: true,
-		Paths:          paths,
+		SkipsUnchanged: true, // unchanged resources are not checked again: docs/design/004-pulumi-plan.md
+		Paths: paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.
 		StackID: func(_, _, _, unique string) string { return unique },
 	}
