@@ -10,8 +10,8 @@ func Policy() template.DialectPolicy {
 	return template.DialectPolicy{
 		Dialect: template.PulumiYAML, Name: "Pulumi YAML", StackType: "pulumi:pulumi:Stack",
 		FromFiles: true, PlansReplacements: true, ProviderPlugins: true,
-		Importable: true, StateFiles: true, ShowsAttributes: true,
-		SkipsUnchanged: true, // unchanged resources are not checked again: docs/design/004-pulumi-plan.md
+		// SkipsUnchanged: what Pulumi's semantics allow is argued in docs/design/004-pulumi-plan.md.
+		Importable: true, StateFiles: true, ShowsAttributes: true, SkipsUnchanged: true,
 		Paths: paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.
 		StackID: func(_, _, _, unique string) string { return unique },
