@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,8 @@ import (
 //     PULUMI_SKIP_CHECKPOINTS=true, its checkpoint-free floor (unsafe: a crash loses the run).
 //
 // Every pulumi command runs with --skip-preview (a plain `pulumi up --yes` previews first and
-// is slower): the ratios are lower bounds of what users see. Run:
+// is slower): the ratios are lower bounds of what users see; CAIRN_BENCH_PULUMI_PREVIEW=on
+// lets pulumi preview first, as `pulumi up --yes` does. Run:
 //
 //	CAIRN_BENCH_SIZES=100 go test ./bench -run '^$' -bench Pulumi -benchtime 1x -count 3
 //	go test ./bench -run '^$' -bench Pulumi -benchtime 1x -count 1 -timeout 2h   # N=1,000
@@ -125,11 +127,15 @@ func benchPulumiOnce(b *testing.B, peer, cairn, plugins string, n, par int, limi
 	}
 
 	// pulumi as users run it, then its checkpoint-free floor on a fresh stack.
-	penv := pulumiEnv(env, peer, b.TempDir())
+	backend := b.TempDir()
+	penv := pulumiEnv(env, peer, backend)
 	pdir := programDir(b, prog)
 	pulumiStackInit(b, peer, pdir, penv, "bench")
-	up := []string{"up", "--yes", "--non-interactive", "--skip-preview", "--stack", "bench"}
-	destroy := []string{"destroy", "--yes", "--non-interactive", "--skip-preview", "--stack", "bench"}
+	up := []string{"up", "--yes", "--non-interactive", "--stack", "bench"}
+	destroy := []string{"destroy", "--yes", "--non-interactive", "--stack", "bench"}
+	if os.Getenv("CAIRN_BENCH_PULUMI_PREVIEW") != "on" {
+		up, destroy = append(up, "--skip-preview"), append(destroy, "--skip-preview")
+	}
 	if par > 0 {
 		up = append(up, "--parallel", strconv.Itoa(par))
 		destroy = append(destroy, "--parallel", strconv.Itoa(par))
@@ -139,7 +145,7 @@ func benchPulumiOnce(b *testing.B, peer, cairn, plugins string, n, par int, limi
 		b.Fatalf("pulumi up: %v\n%s", p.err, p.tail)
 	}
 	var pnoop, pdel result
-	pState := pulumiStateSize(b, pdir, penv, peer)
+	pState, pBackend := pulumiStateSize(b, pdir, penv, peer), treeSize(backend)
 	if !p.capped {
 		if pnoop = measure(b, pdir, penv, limit, peer, up...); pnoop.err != nil && !pnoop.capped {
 			b.Fatalf("pulumi re-up: %v\n%s", pnoop.err, pnoop.tail)
@@ -172,6 +178,7 @@ func benchPulumiOnce(b *testing.B, peer, cairn, plugins string, n, par int, limi
 	b.ReportMetric(floor.wall.Seconds()/c.wall.Seconds(), "floor-ratio")
 	if pState > 0 {
 		b.ReportMetric(float64(pState)/float64(n), "pulumi-state-B/res")
+		b.ReportMetric(float64(pBackend)/float64(n), "pulumi-backend-B/res")
 	}
 	if !p.capped {
 		b.ReportMetric(pnoop.wall.Seconds(), "pulumi-noop-s")
@@ -187,9 +194,9 @@ func benchPulumiOnce(b *testing.B, peer, cairn, plugins string, n, par int, limi
 		capNote = fmt.Sprintf(" (pulumi stopped at the %s cap: its figures and ratios are lower bounds)", limit)
 	}
 	b.Logf("simple N=%d: cairn %.2fs (cpu %.2fs, peak %.0f MB of which cairn %.0f MB, no-op %.2fs, delete %.2fs, state %d B/resource) | "+
-		"pulumi up %.2fs (cpu %.2fs, peak %.0f MB, no-op %s, destroy %s, state %d B/resource) | no checkpoints: up %.2fs (cpu %.2fs), destroy %s | ratio %.1fx, floor ratio %.1fx%s",
+		"pulumi up %.2fs (cpu %.2fs, peak %.0f MB, no-op %s, destroy %s, state %d B/resource, backend directory %d B/resource) | no checkpoints: up %.2fs (cpu %.2fs), destroy %s | ratio %.1fx, floor ratio %.1fx%s",
 		n, c.wall.Seconds(), c.cpu.Seconds(), mb(c.peak), mb(c.selfPeak), noop.wall.Seconds(), cdel.wall.Seconds(), cairnState/int64(n),
-		p.wall.Seconds(), p.cpu.Seconds(), mb(p.peak), pnoop.String(), pdel.String(), pState/int64(n),
+		p.wall.Seconds(), p.cpu.Seconds(), mb(p.peak), pnoop.String(), pdel.String(), pState/int64(n), pBackend/int64(n),
 		floor.wall.Seconds(), floor.cpu.Seconds(), fdel.String(),
 		p.wall.Seconds()/c.wall.Seconds(), floor.wall.Seconds()/c.wall.Seconds(), capNote)
 }
@@ -243,7 +250,8 @@ func pulumiStackInit(b *testing.B, peer, dir string, env []string, stack string)
 }
 
 // pulumiStateSize is the size of the stack's state as `pulumi stack export` writes it: the
-// checkpoint the file backend rewrites after every step (history and backups left out).
+// checkpoint the file backend rewrites after every step (pulumi-backend-B/res is the whole
+// backend directory after the create: the checkpoint, its backup and the update history).
 func pulumiStateSize(b *testing.B, dir string, env []string, peer string) int64 {
 	out, err := command(dir, env, peer, "stack", "export", "--stack", "bench").Output()
 	if err != nil {
@@ -251,4 +259,18 @@ func pulumiStateSize(b *testing.B, dir string, env []string, peer string) int64 
 		return 0
 	}
 	return int64(len(out))
+}
+
+// treeSize is the size of the files under dir, at any depth.
+func treeSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
