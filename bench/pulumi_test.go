@@ -119,10 +119,13 @@ func benchPulumiOnce(b *testing.B, peer, cairn, plugins string, n, par int, limi
 		b.Fatalf("cairn delete: %v\n%s", cdel.err, cdel.tail)
 	}
 	reportCairn(b, c, noop, cairnState, n)
-	b.ReportMetric(cdel.wall.Seconds(), "cairn-delete-s")
+	reportPhase(b, "cairn-noop", noop)
+	reportPhase(b, "cairn-delete", cdel)
+	b.Logf("simple N=%d, state after create: cairn %d B/resource", n, cairnState/int64(n))
+	logPhase(b, "cairn deploy", c)
+	logPhase(b, "cairn deploy, unchanged", noop)
+	logPhase(b, "cairn delete", cdel)
 	if peer == "" {
-		b.Logf("simple N=%d: cairn %.2fs (cpu %.2fs, peak %.0f MB of which cairn %.0f MB, no-op %.2fs, delete %.2fs, state %d B/resource); pulumi not run",
-			n, c.wall.Seconds(), c.cpu.Seconds(), mb(c.peak), mb(c.selfPeak), noop.wall.Seconds(), cdel.wall.Seconds(), cairnState/int64(n))
 		return
 	}
 
@@ -169,36 +172,59 @@ func benchPulumiOnce(b *testing.B, peer, cairn, plugins string, n, par int, limi
 		}
 	}
 
-	b.ReportMetric(p.wall.Seconds(), "pulumi-s")
-	b.ReportMetric(p.cpu.Seconds(), "pulumi-cpu-s")
-	b.ReportMetric(mb(p.peak), "pulumi-peak-MB")
+	reportPhase(b, "pulumi", p)
+	reportPhase(b, "pulumi-noop", pnoop)
+	reportPhase(b, "pulumi-delete", pdel)
+	reportPhase(b, "pulumi-floor", floor)
+	reportPhase(b, "pulumi-floor-delete", fdel)
 	b.ReportMetric(p.wall.Seconds()/c.wall.Seconds(), "ratio")
-	b.ReportMetric(floor.wall.Seconds(), "pulumi-floor-s")
-	b.ReportMetric(floor.cpu.Seconds(), "pulumi-floor-cpu-s")
 	b.ReportMetric(floor.wall.Seconds()/c.wall.Seconds(), "floor-ratio")
+	if pnoop.wall > 0 {
+		b.ReportMetric(pnoop.wall.Seconds()/noop.wall.Seconds(), "noop-ratio")
+	}
+	if pdel.wall > 0 {
+		b.ReportMetric(pdel.wall.Seconds()/cdel.wall.Seconds(), "delete-ratio")
+	}
+	if fdel.wall > 0 {
+		b.ReportMetric(fdel.wall.Seconds()/cdel.wall.Seconds(), "floor-delete-ratio")
+	}
 	if pState > 0 {
 		b.ReportMetric(float64(pState)/float64(n), "pulumi-state-B/res")
 		b.ReportMetric(float64(pBackend)/float64(n), "pulumi-backend-B/res")
 	}
-	if !p.capped {
-		b.ReportMetric(pnoop.wall.Seconds(), "pulumi-noop-s")
-		b.ReportMetric(pnoop.wall.Seconds()/noop.wall.Seconds(), "noop-ratio")
-		b.ReportMetric(pdel.wall.Seconds(), "pulumi-delete-s")
-		b.ReportMetric(pdel.wall.Seconds()/cdel.wall.Seconds(), "delete-ratio")
-	}
-	if fdel.wall > 0 {
-		b.ReportMetric(fdel.wall.Seconds(), "pulumi-floor-delete-s")
-	}
+	b.Logf("simple N=%d, state after create: pulumi %d B/resource (stack export), %d B/resource (backend directory)", n, pState/int64(n), pBackend/int64(n))
+	logPhase(b, "pulumi up", p)
+	logPhase(b, "pulumi up, unchanged", pnoop)
+	logPhase(b, "pulumi destroy", pdel)
+	logPhase(b, "pulumi up, no checkpoints", floor)
+	logPhase(b, "pulumi destroy, no checkpoints", fdel)
 	capNote := ""
 	if p.capped || floor.capped {
 		capNote = fmt.Sprintf(" (pulumi stopped at the %s cap: its figures and ratios are lower bounds)", limit)
 	}
-	b.Logf("simple N=%d: cairn %.2fs (cpu %.2fs, peak %.0f MB of which cairn %.0f MB, no-op %.2fs, delete %.2fs, state %d B/resource) | "+
-		"pulumi up %.2fs (cpu %.2fs, peak %.0f MB, no-op %s, destroy %s, state %d B/resource, backend directory %d B/resource) | no checkpoints: up %.2fs (cpu %.2fs), destroy %s | ratio %.1fx, floor ratio %.1fx%s",
-		n, c.wall.Seconds(), c.cpu.Seconds(), mb(c.peak), mb(c.selfPeak), noop.wall.Seconds(), cdel.wall.Seconds(), cairnState/int64(n),
-		p.wall.Seconds(), p.cpu.Seconds(), mb(p.peak), pnoop.String(), pdel.String(), pState/int64(n), pBackend/int64(n),
-		floor.wall.Seconds(), floor.cpu.Seconds(), fdel.String(),
-		p.wall.Seconds()/c.wall.Seconds(), floor.wall.Seconds()/c.wall.Seconds(), capNote)
+	b.Logf("ratios (pulumi / cairn wall): up %.1fx, up without checkpoints %.1fx, unchanged %.1fx, destroy %.1fx%s",
+		p.wall.Seconds()/c.wall.Seconds(), floor.wall.Seconds()/c.wall.Seconds(),
+		pnoop.wall.Seconds()/noop.wall.Seconds(), pdel.wall.Seconds()/cdel.wall.Seconds(), capNote)
+}
+
+// reportPhase reports one command's wall time, CPU time (with the plugins it waited for) and
+// peak memory of its process tree, as PREFIX-s, PREFIX-cpu-s and PREFIX-peak-MB; nothing for
+// a command that did not run.
+func reportPhase(b *testing.B, prefix string, r result) {
+	if r.wall == 0 {
+		return
+	}
+	b.ReportMetric(r.wall.Seconds(), prefix+"-s")
+	b.ReportMetric(r.cpu.Seconds(), prefix+"-cpu-s")
+	b.ReportMetric(mb(r.peak), prefix+"-peak-MB")
+}
+
+func logPhase(b *testing.B, what string, r result) {
+	if r.wall == 0 {
+		b.Logf("%-32s not run", what)
+		return
+	}
+	b.Logf("%-32s %7.2f s wall %7.2f s cpu %6.0f MB peak", what, r.wall.Seconds(), r.cpu.Seconds(), mb(r.peak))
 }
 
 // pulumiProgram is n independent resources of the conformance simple provider, each pinned
