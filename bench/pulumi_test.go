@@ -121,11 +121,10 @@ func benchPulumiOnce(b *testing.B, peer, cairn, plugins string, n, par int, limi
 	reportCairn(b, c, noop, cairnState, n)
 	reportPhase(b, "cairn-noop", noop)
 	reportPhase(b, "cairn-delete", cdel)
-	b.Logf("simple N=%d, state after create: cairn %d B/resource", n, cairnState/int64(n))
-	logPhase(b, "cairn deploy", c)
-	logPhase(b, "cairn deploy, unchanged", noop)
-	logPhase(b, "cairn delete", cdel)
+	phases := []phase{{"cairn deploy", c}, {"cairn deploy, unchanged", noop}, {"cairn delete", cdel}}
 	if peer == "" {
+		b.Logf("simple N=%d: state after create: cairn %d B/resource; pulumi not run", n, cairnState/int64(n))
+		logPhases(b, phases)
 		return
 	}
 
@@ -192,19 +191,23 @@ func benchPulumiOnce(b *testing.B, peer, cairn, plugins string, n, par int, limi
 		b.ReportMetric(float64(pState)/float64(n), "pulumi-state-B/res")
 		b.ReportMetric(float64(pBackend)/float64(n), "pulumi-backend-B/res")
 	}
-	b.Logf("simple N=%d, state after create: pulumi %d B/resource (stack export), %d B/resource (backend directory)", n, pState/int64(n), pBackend/int64(n))
-	logPhase(b, "pulumi up", p)
-	logPhase(b, "pulumi up, unchanged", pnoop)
-	logPhase(b, "pulumi destroy", pdel)
-	logPhase(b, "pulumi up, no checkpoints", floor)
-	logPhase(b, "pulumi destroy, no checkpoints", fdel)
 	capNote := ""
 	if p.capped || floor.capped {
 		capNote = fmt.Sprintf(" (pulumi stopped at the %s cap: its figures and ratios are lower bounds)", limit)
 	}
-	b.Logf("ratios (pulumi / cairn wall): up %.1fx, up without checkpoints %.1fx, unchanged %.1fx, destroy %.1fx%s",
-		p.wall.Seconds()/c.wall.Seconds(), floor.wall.Seconds()/c.wall.Seconds(),
-		pnoop.wall.Seconds()/noop.wall.Seconds(), pdel.wall.Seconds()/cdel.wall.Seconds(), capNote)
+	// go test keeps the first 10 lines of a benchmark's log: the summary first.
+	b.Logf("simple N=%d: pulumi/cairn wall: up %.1fx, up without checkpoints %.1fx, unchanged %.1fx, destroy %.1fx, destroy without checkpoints %.1fx%s; "+
+		"state after create: cairn %d B/resource, pulumi %d B/resource (stack export), %d B/resource (backend directory)",
+		n, p.wall.Seconds()/c.wall.Seconds(), floor.wall.Seconds()/c.wall.Seconds(),
+		pnoop.wall.Seconds()/noop.wall.Seconds(), pdel.wall.Seconds()/cdel.wall.Seconds(), fdel.wall.Seconds()/cdel.wall.Seconds(), capNote,
+		cairnState/int64(n), pState/int64(n), pBackend/int64(n))
+	logPhases(b, append(phases, phase{"pulumi up", p}, phase{"pulumi up, unchanged", pnoop}, phase{"pulumi destroy", pdel},
+		phase{"pulumi up, no checkpoints", floor}, phase{"pulumi destroy, no checkpoints", fdel}))
+}
+
+type phase struct {
+	what string
+	r    result
 }
 
 // reportPhase reports one command's wall time, CPU time (with the plugins it waited for) and
@@ -219,12 +222,17 @@ func reportPhase(b *testing.B, prefix string, r result) {
 	b.ReportMetric(mb(r.peak), prefix+"-peak-MB")
 }
 
-func logPhase(b *testing.B, what string, r result) {
-	if r.wall == 0 {
-		b.Logf("%-32s not run", what)
-		return
+// logPhases logs one line per command, in one call (one log line would be cut at ten).
+func logPhases(b *testing.B, phases []phase) {
+	var sb strings.Builder
+	for _, p := range phases {
+		if p.r.wall == 0 {
+			fmt.Fprintf(&sb, "\n%-32s not run", p.what)
+			continue
+		}
+		fmt.Fprintf(&sb, "\n%-32s %7.2f s wall %7.2f s cpu %6.0f MB peak", p.what, p.r.wall.Seconds(), p.r.cpu.Seconds(), mb(p.r.peak))
 	}
-	b.Logf("%-32s %7.2f s wall %7.2f s cpu %6.0f MB peak", what, r.wall.Seconds(), r.cpu.Seconds(), mb(r.peak))
+	b.Log(sb.String())
 }
 
 // pulumiProgram is n independent resources of the conformance simple provider, each pinned
