@@ -38,6 +38,9 @@ func (p *Provider) check(ctx context.Context, req *pulumirpc.CheckRequest) (*pul
 	return r, err
 }
 
+// reset forgets every answer: the plugin was configured anew.
+func (c *checkMemo) reset() { c.m.Clear() }
+
 // configuredWithLocked reports whether the plugin was configured with config already: the
 // engine may ask again for a provider a check started with the same configuration, and a
 // Pulumi provider is configured once.

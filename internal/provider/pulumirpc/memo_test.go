@@ -41,7 +41,8 @@ func counting(p *Provider) *countingClient {
 }
 
 // TestCheckOncePerRequest: the engine's second Check of the same resource and inputs (load,
-// then apply) is answered without a round trip; other inputs or another resource are sent.
+// then apply) is answered without a round trip; other inputs, another resource, or any Check
+// after the plugin was configured anew are sent.
 func TestCheckOncePerRequest(t *testing.T) {
 	ctx := context.Background()
 	p := launch(t, "simple", "2.0.0")
@@ -65,6 +66,17 @@ func TestCheckOncePerRequest(t *testing.T) {
 	}
 	if n := c.check.Load(); n != 3 {
 		t.Errorf("Checks of other inputs and another resource: %d calls, want 3", n)
+	}
+	// Configured anew (here with the version spelt out): earlier answers do not stand.
+	version := cty.ObjectVal(map[string]cty.Value{"version": cty.StringVal("2.0.0")})
+	if cr, err := p.Configure(ctx, provider.ConfigureRequest{Config: version}); err != nil || cr.Diagnostics.HasErrors() {
+		t.Fatalf("configure: %v %v", err, cr.Diagnostics)
+	}
+	if _, err := p.Check(ctx, provider.CheckRequest{Resource: r, Props: in}); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.check.Load(); n != 4 {
+		t.Errorf("Check after a new configuration: %d calls, want 4", n)
 	}
 }
 

@@ -227,6 +227,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 		p.acceptSecrets, p.acceptResources, p.supportsPreview = cr.GetAcceptSecrets(), cr.GetAcceptResources(), cr.GetSupportsPreview()
 	}
 	p.configured, p.unconfigured, p.configuredAs = true, false, asked
+	p.checks.reset() // answers given under another configuration do not stand
 	return resp, nil
 }
 
