@@ -16,8 +16,6 @@ type Lazy struct {
 	once sync.Once
 	p    *Provider
 	err  error
-
-	pending pendingConfig // lazyconfig.go
 }
 
 var _ provider.Provider = (*Lazy)(nil)
@@ -30,10 +28,7 @@ func (l *Lazy) get(ctx context.Context) (*Provider, error) {
 	if l.p == nil && l.err == nil {
 		return nil, fmt.Errorf("provider %s: closed", l.opts.Package)
 	}
-	if l.err != nil {
-		return l.p, l.err
-	}
-	return l.p, l.pending.apply(ctx, l.p)
+	return l.p, l.err
 }
 
 func (l *Lazy) Capabilities() provider.Capabilities { return provider.Capabilities{Read: true} }

@@ -70,9 +70,6 @@ type Provider struct {
 	replacedConfig bool
 	// emptyRefused: configuring with nothing (ready) was refused; Configure is awaited.
 	emptyRefused bool
-	configuredAs cty.Value // the configuration it was configured with (memo.go)
-
-	checks checkMemo // memo.go
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -151,9 +148,6 @@ func (p *Provider) resURN(r provider.Resource) string { return p.urn(r.StackName
 func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest) (provider.ConfigureResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.configuredWithLocked(req.Config) {
-		return provider.ConfigureResponse{}, nil
-	}
 	return p.configureLocked(ctx, req.Config)
 }
 
@@ -162,7 +156,6 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	if config == cty.NilVal || config.IsNull() {
 		config = cty.EmptyObjectVal
 	}
-	asked := config
 	if p.opts.Version != "" && config.Type().IsObjectType() && !config.Type().HasAttribute("version") {
 		attrs := config.AsValueMap()
 		if attrs == nil {
@@ -236,8 +229,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	if !p.handshook {
 		p.acceptSecrets, p.acceptResources, p.supportsPreview = cr.GetAcceptSecrets(), cr.GetAcceptResources(), cr.GetSupportsPreview()
 	}
-	p.configured, p.unconfigured, p.emptyRefused, p.configuredAs = true, false, false, asked
-	p.checks.reset() // answers given under another configuration do not stand
+	p.configured, p.unconfigured, p.emptyRefused = true, false, false
 	return resp, nil
 }
 
@@ -337,7 +329,7 @@ func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, o
 	if err != nil {
 		return resp, err
 	}
-	r, err := p.check(ctx, &pulumirpc.CheckRequest{
+	r, err := p.proc.client.Check(ctx, &pulumirpc.CheckRequest{
 		Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
 		Olds: oldInputs, News: news, RandomSeed: seed(),
 	})

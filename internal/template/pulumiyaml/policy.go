@@ -18,8 +18,6 @@ func Policy() template.DialectPolicy {
 		// Create has no idempotency token: a create in flight at a crash is made again, and
 		// the object the first one may have made is reported (Pulumi's pending operation).
 		BlindResumedCreates: true, Importable: true, ShowsAttributes: true, StateFormat: pulumistate.Format{},
-		// SkipsUnchanged: what Pulumi's semantics allow is argued in docs/design/004-pulumi-plan.md.
-		SkipsUnchanged: true,
 		Paths: paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.
 		StackID: func(_, _, _, unique string) string { return unique },
