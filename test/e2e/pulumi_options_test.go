@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/cairn-dev/cairn/test/providerbin"
 )
 
 // pulumiOptionsProgram exercises the resource options whose effect shows in a deploy, on the
@@ -49,13 +47,7 @@ resources:
 // child's delete when its target goes too.
 func TestPulumiYAMLResourceOptions(t *testing.T) {
 	t.Parallel()
-	plugins := providerbin.PulumiPlugins(t)
-	home := t.TempDir()
-	if err := os.Symlink(plugins, filepath.Join(home, "plugins")); err != nil {
-		t.Fatal(err)
-	}
-	c := newCairnCLI(t, "/dev/null", t.TempDir())
-	c.env = append(c.env, "PULUMI_HOME="+home)
+	c := pulumiCLI(t)
 	dir := t.TempDir()
 	write := func(value string, protect bool) {
 		t.Helper()

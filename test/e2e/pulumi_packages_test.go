@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/cairn-dev/cairn/test/providerbin"
 )
 
 // pulumiPackagesProgram uses what a `pulumi package add` project holds: the program in
@@ -51,13 +49,7 @@ outputs:
 // across deploys, and invokes go through the provider's Invoke.
 func TestPulumiYAMLPackagesAndProviders(t *testing.T) {
 	t.Parallel()
-	plugins := providerbin.PulumiPlugins(t)
-	home := t.TempDir()
-	if err := os.Symlink(plugins, filepath.Join(home, "plugins")); err != nil {
-		t.Fatal(err)
-	}
-	c := newCairnCLI(t, "/dev/null", t.TempDir())
-	c.env = append(c.env, "PULUMI_HOME="+home)
+	c := pulumiCLI(t)
 	dir := t.TempDir()
 	for name, text := range pulumiPackagesProgram {
 		p := filepath.Join(dir, filepath.FromSlash(name))

@@ -26,17 +26,23 @@ outputs:
 `
 }
 
-// TestPulumiYAMLLifecycle deploys a Pulumi YAML program through the real conformance plugin
-// found in $PULUMI_HOME/plugins: create, a no-op redeploy, an update, outputs and delete.
-func TestPulumiYAMLLifecycle(t *testing.T) {
-	t.Parallel()
-	plugins := providerbin.PulumiPlugins(t)
+// pulumiCLI is the cairn CLI with a Pulumi home whose plugins are the test plugins.
+func pulumiCLI(t *testing.T) *cairnCLI {
+	t.Helper()
 	home := t.TempDir()
-	if err := os.Symlink(plugins, filepath.Join(home, "plugins")); err != nil {
+	if err := os.Symlink(providerbin.PulumiPlugins(t), filepath.Join(home, "plugins")); err != nil {
 		t.Fatal(err)
 	}
 	c := newCairnCLI(t, "/dev/null", t.TempDir())
 	c.env = append(c.env, "PULUMI_HOME="+home)
+	return c
+}
+
+// TestPulumiYAMLLifecycle deploys a Pulumi YAML program through the real conformance plugin
+// found in $PULUMI_HOME/plugins: create, a no-op redeploy, an update, outputs and delete.
+func TestPulumiYAMLLifecycle(t *testing.T) {
+	t.Parallel()
+	c := pulumiCLI(t)
 	dir := t.TempDir()
 	write := func(value string) {
 		t.Helper()
