@@ -54,7 +54,7 @@ type resourceState struct {
 	DeletedWith             string              `json:"deletedWith,omitempty"`
 	CustomTimeouts          *customTimeouts     `json:"customTimeouts,omitempty"`
 	IgnoreChanges           []string            `json:"ignoreChanges,omitempty"`
-	HideDiff                [][]any             `json:"hideDiff,omitempty"`
+	HideDiff                []string            `json:"hideDiff,omitempty"`
 	ReplaceOnChanges        []string            `json:"replaceOnChanges,omitempty"`
 	Created                 *time.Time          `json:"created,omitempty"`
 	Modified                *time.Time          `json:"modified,omitempty"`

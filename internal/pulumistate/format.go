@@ -163,12 +163,13 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			if t := res.Timeouts; t != (template.Timeouts{}) {
 				rs.CustomTimeouts = &customTimeouts{Create: t.Create.Seconds(), Update: t.Update.Seconds(), Delete: t.Delete.Seconds(), Read: t.Read.Seconds()}
 			}
-			for _, p := range res.IgnoreChanges {
-				rs.IgnoreChanges = append(rs.IgnoreChanges, pathString(p))
+			rs.IgnoreChanges = res.IgnoreChangesText
+			if len(rs.IgnoreChanges) == 0 {
+				for _, p := range res.IgnoreChanges {
+					rs.IgnoreChanges = append(rs.IgnoreChanges, pathString(p))
+				}
 			}
-			for _, p := range res.HideDiffs {
-				rs.HideDiff = append(rs.HideDiff, pathSegments(p))
-			}
+			rs.HideDiff = res.HideDiffs
 			if res.DeletedWith != "" {
 				if dr, ok := rows[res.DeletedWith]; ok {
 					rs.DeletedWith = u.urn(dr.Name, dr.Type)

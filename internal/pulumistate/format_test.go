@@ -196,14 +196,4 @@ func TestPaths(t *testing.T) {
 	if got := pathString(cty.GetAttrPath("tags").Index(cty.StringVal("a.b"))); got != `tags["a.b"]` {
 		t.Errorf("pathString = %q", got)
 	}
-	got := pathSegments(`a.b[2]["c.d"]`)
-	want := []any{"a", "b", 2, "c.d"}
-	if len(got) != len(want) {
-		t.Fatalf("pathSegments = %#v", got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("segment %d = %#v, want %#v", i, got[i], want[i])
-		}
-	}
 }

@@ -26,6 +26,9 @@ type Options struct {
 	// DeletedWith names a resource whose deletion deletes this one too: when both are
 	// deleted in one operation, this one's delete is not sent.
 	DeletedWith string
+	// IgnoreChangesText are the IgnoreChanges paths as the program wrote them, for a state
+	// file that keeps them (a Pulumi deployment's ignoreChanges).
+	IgnoreChangesText []string
 	// HideDiffs are property paths whose changes a preview does not detail.
 	HideDiffs []string
 	// Aliases are the earlier logical names of the resource: state stored under one of them

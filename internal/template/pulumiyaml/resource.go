@@ -123,6 +123,7 @@ func (p *parser) ignoreChanges(r *template.Resource, f entry, at where) {
 			}
 		}
 		r.IgnoreChanges = append(r.IgnoreChanges, path)
+		r.IgnoreChangesText = append(r.IgnoreChangesText, s.Value())
 	}
 }
 
