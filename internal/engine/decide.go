@@ -52,12 +52,6 @@ func answerOf(d provider.DiffResponse) *plan.Answer {
 	return &plan.Answer{Changed: d.Changed, Replace: d.Replace, MayReplace: d.MayReplace, DeleteBeforeReplace: d.DeleteBeforeReplace}
 }
 
-// withDiff adds the provider's answer about res to f (plan.Decide obeys a provider that asks
-// to delete before replacing unless the template chose the order: Facts.ProviderOrdersReplace).
-func withDiff(f *plan.Facts, _ *template.Resource, d provider.DiffResponse) {
-	f.Diff = answerOf(d)
-}
-
 // decideFailure turns plan.Decide's refusal (prevent_destroy) into a diagnostic at res.
 func decideFailure(st *template.Stack, res *template.Resource, err error) diag.Diagnostics {
 	return diag.Diagnostics{diag.Errorf(res.Range, resourcePath(st, res), "%s", err)}

@@ -256,7 +256,7 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 		case ferr != nil:
 			return ferr
 		case fail == "":
-			withDiff(&f, res, diff)
+			f.Diff = answerOf(diff)
 		case r.pol.PlansReplacements:
 			return r.failStep(ctx, res, prior.ID, "UPDATE_FAILED", fail)
 		default:

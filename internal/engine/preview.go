@@ -215,7 +215,7 @@ func (pv *previewer) change(ctx context.Context, res *template.Resource) (plan.S
 		if diff, err = p.Diff(ctx, provider.DiffRequest{Resource: pr, ID: row.ID, OldProps: old, NewProps: props}); err != nil {
 			return plan.Step{}, nil, nil, fmt.Errorf("cannot diff %s: %w", res.Name, err)
 		}
-		withDiff(&f, res, diff)
+		f.Diff = answerOf(diff)
 	}
 	step, err := plan.Decide(f)
 	if err != nil {

@@ -64,7 +64,7 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 	if ds.HasErrors() {
 		return plan.Step{}, nil, ds, nil
 	}
-	withDiff(&f, res, diff)
+	f.Diff = answerOf(diff)
 	step, err := plan.Decide(f)
 	if err != nil {
 		return step, nil, ds.Append(decideFailure(pv.st, res, err)), nil

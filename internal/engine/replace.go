@@ -90,7 +90,7 @@ func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior stat
 		return false
 	}
 	f := factsOf(r.pol, d, prior, true, false)
-	withDiff(&f, d, diff)
+	f.Diff = answerOf(diff)
 	f.Triggered = r.triggered(d)
 	for _, a := range d.ReplaceTriggeredBy {
 		f.Triggered = f.Triggered || replaced[a]

@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,43 +192,20 @@ func TestPulumiCtrlC(t *testing.T) {
 	w.write(thingYAML("a", "value: one") + thingYAML("s", `value: "${a.out}", sleep: 3600`) + thingYAML("b", `value: "${s.out}"`))
 	cmd := exec.Command(w.bin, "deploy", "-f", w.prog, "--stack", "s", "--dir", w.dir)
 	cmd.Env = append(os.Environ(), w.env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var seen strings.Builder
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		seen.WriteString(sc.Text() + "\n")
-		if f := strings.Fields(sc.Text()); len(f) > 3 && f[1] == "s" && f[3] == "CREATE_IN_PROGRESS" {
-			break
-		}
-	}
+	run := startLive(t, cmd, func(line string) bool {
+		f := strings.Fields(line)
+		return len(f) > 3 && f[1] == "s" && f[3] == "CREATE_IN_PROGRESS"
+	})
 	// The event comes just before the call: wait until the plugin has it.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if b, _ := os.ReadFile(filepath.Join(w.things, "calls.log")); strings.Contains(string(b), "Create s\n") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the plugin never got the create of s:\n%s", seen.String())
+			t.Fatalf("the plugin never got the create of s:\n%s", run.seen.String())
 		}
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	for sc.Scan() {
-		seen.WriteString(sc.Text() + "\n")
-	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(stderr.String(), "Operation cancelled by the user") {
-		t.Fatalf("cairn deploy after Ctrl-C: %v, want a failure saying it was cancelled\n%s%s", err, seen.String(), stderr.String())
-	}
+	run.interrupt(t)
 	gone(t, w.plugins, 30*time.Second)
 	if got, want := w.calls(), []string{"Check a", "Create a", "Check s", "Create s", "Cancel", "Cancel"}; !slices.Equal(got, want) {
 		t.Errorf("calls = %v, want %v (Cancel on ^C, again as the plugin is closed)", got, want)

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,44 +95,19 @@ func TestTerraformCtrlC(t *testing.T) {
 	}
 
 	cmd := cairn("deploy", "-f", cfg, "--stack", "c", "--var", "d=5m")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var seen strings.Builder
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		seen.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "time_sleep.s") && strings.Contains(sc.Text(), "CREATE_IN_PROGRESS") {
-			break
-		}
-	}
+	run := startLive(t, cmd, func(line string) bool {
+		return strings.Contains(line, "time_sleep.s") && strings.Contains(line, "CREATE_IN_PROGRESS")
+	})
 	if len(pluginsUnder(mirror)) == 0 {
-		t.Fatalf("no provider process is running during the create:\n%s", seen.String())
+		t.Fatalf("no provider process is running during the create:\n%s", run.seen.String())
 	}
 	start := time.Now()
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	for sc.Scan() {
-		seen.WriteString(sc.Text() + "\n")
-	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	// As terraform after an interrupt: the operation ended failed, the exit status says so.
-	if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(stderr.String(), "Operation cancelled by the user") {
-		t.Fatalf("cairn deploy after Ctrl-C: %v, want a failure saying it was cancelled\n%s%s", err, seen.String(), stderr.String())
-	}
+	run.interrupt(t)
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("Ctrl-C took %s to stop a 5m sleep: Stop did not reach the provider", took)
 	}
 	gone(t, mirror, 5*time.Second)
-	out := seen.String()
+	out := run.seen.String()
 	if !strings.Contains(out, "time_sleep.s") || !strings.Contains(out, "CREATE_FAILED") {
 		t.Errorf("the cancelled create is not reported failed:\n%s", out)
 	}
