@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/atomicfile"
 )
 
 // planFile is what `cairn preview --out` saves: the request the preview was made from (the
@@ -37,10 +38,12 @@ func writePlanFile(path, stack string, p api.PreviewResponse) error {
 	if err != nil {
 		return fmt.Errorf("cannot encode the plan: %w", err)
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	// Whole or not at all, and never readable by others, even for a moment: it holds the
+	// parameters.
+	if err := atomicfile.Write(path, b, 0o600); err != nil {
 		return fmt.Errorf("cannot save the plan: %w", err)
 	}
-	return os.Chmod(path, 0o600) // WriteFile keeps the mode of a file that exists
+	return nil
 }
 
 func readPlanFile(path string) (planFile, error) {

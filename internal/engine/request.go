@@ -104,10 +104,6 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	if err := validStackName(stack); err != nil {
 		return api.Operation{}, err
 	}
-	saved, err := e.checkPlan(ctx, stack, &req)
-	if err != nil {
-		return api.Operation{}, err
-	}
 	key := stackKey(ctx, stack)
 	prior, err := e.store.GetStack(ctx, key)
 	creating := errors.Is(err, state.ErrNotFound) || prior.Status == "DELETE_COMPLETE" || prior.Status == "ROLLBACK_COMPLETE"
@@ -124,6 +120,12 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 		// only a delete (with --retain for those that cannot go) can settle.
 		return api.Operation{}, &ValidationError{Diagnostics: diag.Diagnostics{diag.Errorf(diag.Range{}, "",
 			"stack %s is in ROLLBACK_FAILED state and can not be updated: delete it (with --retain for resources that cannot be deleted) and deploy again", stack)}}
+	}
+	// A saved plan is checked (a preview: provider calls) only once a busy or failed stack
+	// has been refused.
+	saved, err := e.checkPlan(ctx, stack, &req)
+	if err != nil {
+		return api.Operation{}, err
 	}
 	// A stack's template stays a directory of files or one document (CloudFormation and ROS
 	// may take each other's place).

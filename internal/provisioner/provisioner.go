@@ -20,6 +20,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/cairn-dev/cairn/internal/provider"
 )
 
 // Provisioner types.
@@ -179,7 +181,7 @@ func localExec(ctx context.Context, req Request) error {
 	args = append(args, command)
 	env := req.Env
 	if env == nil {
-		env = withoutCairnEnv(os.Environ())
+		env = provider.WithoutCairnEnv(os.Environ())
 	}
 	if v := attr(cfg, "environment"); !v.IsNull() {
 		for k, x := range v.AsValueMap() {
@@ -281,18 +283,6 @@ func (r *ring) Write(p []byte) (int, error) {
 }
 
 func (r *ring) String() string { return string(r.buf) }
-
-// withoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a
-// command that a configuration runs has no business with the server's credentials.
-func withoutCairnEnv(env []string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "CAIRN_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
 
 func attr(obj cty.Value, name string) cty.Value {
 	if obj.IsNull() || !obj.Type().IsObjectType() || !obj.Type().HasAttribute(name) {

@@ -24,6 +24,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/cairn-dev/cairn/internal/provider"
 )
 
 // maxMessage is Pulumi's gRPC message limit on both sides: schemas and states of big providers
@@ -326,10 +328,11 @@ func (l *lineLog) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// pluginEnv is cairn's environment plus what Pulumi gives a provider: the project and the
-// stack configuration of its package (JSON object of strings).
+// pluginEnv is cairn's environment without cairn's own settings (provider.WithoutCairnEnv),
+// plus what Pulumi gives a provider: the project and the stack configuration of its package
+// (JSON object of strings).
 func pluginEnv(project, configJSON string) []string {
-	env := os.Environ()
+	env := provider.WithoutCairnEnv(os.Environ())
 	if project != "" {
 		env = append(env, "PULUMI_PROJECT="+project)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+
+	"github.com/cairn-dev/cairn/internal/provider"
 )
 
 // handshake is terraform's. Every Terraform/OpenTofu provider checks the cookie and refuses to
@@ -242,23 +244,11 @@ func (t *tail) suffix() string {
 // pluginEnv is a plugin process's environment: never cairn's own CAIRN_* variables (tokens,
 // the secrets key), and, unless cairn logs at debug level, the SDKs' logging turned off.
 func pluginEnv(environ []string, debug bool) []string {
-	env := withoutCairnEnv(environ)
+	env := provider.WithoutCairnEnv(environ)
 	if !debug {
 		env = quietSDK(env)
 	}
 	return env
-}
-
-// withoutCairnEnv drops cairn's own settings (CAIRN_TOKEN, CAIRN_SECRETS_KEY, ...): a provider
-// binary, possibly a tenant's, has no business with the server's credentials.
-func withoutCairnEnv(env []string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "CAIRN_") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // quietSDK turns off the provider SDKs' own logging (terraform-plugin-go, -framework and
