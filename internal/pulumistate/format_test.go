@@ -197,3 +197,12 @@ func TestPaths(t *testing.T) {
 		t.Errorf("pathString = %q", got)
 	}
 }
+
+// A deployment's numbers are bounded as every number cairn stores: a huge one is refused, not
+// kept to cost hundreds of megabytes when it is written out.
+func TestDecodeRefusesHugeNumbers(t *testing.T) {
+	doc := `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"x","inputs":{"n":1e999999999}}]}}`
+	if _, err := testFormat().Decode(context.Background(), testStack(), []byte(doc), template.StateKeys{}); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("err = %v", err)
+	}
+}

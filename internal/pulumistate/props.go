@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"sort"
 
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/value"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 )
 
 // encodeObject writes an object's attributes as a property map (nil for none).
@@ -100,20 +100,8 @@ func (o *opener) decodeObject(ctx context.Context, m map[string]any) (cty.Value,
 // with a signature key that cairn passes to plugins.
 func (o *opener) decode(ctx context.Context, v any) (cty.Value, error) {
 	switch v := v.(type) {
-	case nil:
-		return cty.NullVal(cty.DynamicPseudoType), nil
-	case string:
-		return cty.StringVal(v), nil
-	case bool:
-		return cty.BoolVal(v), nil
-	case json.Number:
-		f, _, err := big.ParseFloat(string(v), 10, 512, big.ToNearestEven)
-		if err != nil {
-			return cty.NilVal, fmt.Errorf("bad number %s", v)
-		}
-		return cty.NumberVal(f), nil
-	case float64:
-		return cty.NumberFloatVal(v), nil
+	case nil, string, bool, json.Number, float64:
+		return value.FromGo(v) // numbers bounded as every stored number is
 	case []any:
 		if len(v) == 0 {
 			return cty.EmptyTupleVal, nil
@@ -128,7 +116,7 @@ func (o *opener) decode(ctx context.Context, v any) (cty.Value, error) {
 		}
 		return cty.TupleVal(out), nil
 	case map[string]any:
-		if v[sigKey] == sigSecret {
+		if v[sig.Key] == sig.Secret {
 			pt, err := o.open(ctx, v)
 			if err != nil {
 				return cty.NilVal, err

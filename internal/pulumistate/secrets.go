@@ -5,12 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-)
-
-// Pulumi's signature of a secret in serialized properties (sdk/go/common/resource/sig).
-const (
-	sigKey    = "4dabf18193072939515e22adb298388d"
-	sigSecret = "1b47061264138c4ac30d75fd1eb44270"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 )
 
 // ErrNeedsKeys says a state holds secrets and nothing to seal or open them with.
@@ -37,7 +32,7 @@ type sealer struct {
 
 func (s *sealer) seal(_ context.Context, plaintext string) (map[string]any, error) {
 	if s.clear {
-		return map[string]any{sigKey: sigSecret, "plaintext": plaintext}, nil
+		return map[string]any{sig.Key: sig.Secret, "plaintext": plaintext}, nil
 	}
 	if s.passphrase == "" {
 		return nil, ErrNeedsKeys
@@ -57,7 +52,7 @@ func (s *sealer) seal(_ context.Context, plaintext string) (map[string]any, erro
 	if err != nil {
 		return nil, fmt.Errorf("cannot seal a secret: %w", err)
 	}
-	return map[string]any{sigKey: sigSecret, "ciphertext": ct}, nil
+	return map[string]any{sig.Key: sig.Secret, "ciphertext": ct}, nil
 }
 
 // opener opens the secrets of one file read.

@@ -20,7 +20,7 @@ import (
 // fakePluginEnv makes this test binary serve fakePlugin instead of running the tests (see
 // TestMain): a plugin whose DiffConfig answers replace when "region" changes, which none of
 // the conformance providers does.
-const fakePluginEnv = "CAIRN_PULUMIRPC_FAKE_PLUGIN"
+const fakePluginEnv = "PULUMIRPC_TEST_FAKE_PLUGIN" // not CAIRN_: plugins do not get cairn's settings
 
 type fakePlugin struct {
 	pulumirpc.UnimplementedResourceProviderServer

@@ -9,20 +9,13 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/cairn-dev/cairn/internal/value"
+	psig "github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 )
 
 // Pulumi's property encoding on the wire (sdk/go/common/resource/properties.go and
-// plugin/rpc.go): special values are objects whose sigKey names what they are; unknowns are
+// plugin/rpc.go): special values are objects whose psig.Key names what they are; unknowns are
 // plain strings naming the expected type.
 const (
-	sigKey       = "4dabf18193072939515e22adb298388d"
-	sigSecret    = "1b47061264138c4ac30d75fd1eb44270"
-	sigOutput    = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
-	sigAsset     = "c44067f5952c0a294b673a41bacd8c17"
-	sigArchive   = "0def7320c3a5731c473e5ecbe6d01bc7"
-	sigResource  = "5cf8f73096256a8f31e491e813e4eb8e"
-	sigByteStrng = "803fd3297a5875dc03ca845dda5d2a98"
-
 	unknownString  = "04da6b54-80e4-46f7-96ec-b56ff0331ba9" // also the generic unknown
 	unknownBool    = "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7"
 	unknownNumber  = "3eeb2bf0-c639-47a8-9e75-3b44932eb421"
@@ -87,15 +80,15 @@ func fromPB(v *structpb.Value) (cty.Value, error) {
 		return cty.TupleVal(out), nil
 	case *structpb.Value_StructValue:
 		fields := k.StructValue.GetFields()
-		if sig, ok := fields[sigKey]; ok {
+		if sig, ok := fields[psig.Key]; ok {
 			switch sig.GetStringValue() {
-			case sigSecret:
+			case psig.Secret:
 				inner, err := fromPB(fields["value"])
 				if err != nil {
 					return cty.NilVal, err
 				}
 				return value.Secret(inner), nil
-			case sigOutput:
+			case psig.OutputValue:
 				return fromOutput(fields)
 			}
 			// assets, archives, resource references, byte strings: kept verbatim
@@ -179,7 +172,7 @@ func (e encoder) toPB(v cty.Value) (*structpb.Value, error) {
 			return nil, err
 		}
 		return structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
-			sigKey: structpb.NewStringValue(sigSecret), "value": inner}}), nil
+			psig.Key: structpb.NewStringValue(psig.Secret), "value": inner}}), nil
 	}
 	if !v.IsKnown() {
 		if !e.preview {

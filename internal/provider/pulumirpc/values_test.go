@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/cairn-dev/cairn/internal/value"
+	psig "github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 )
 
 func mustStruct(t *testing.T, js string) *structpb.Struct {
@@ -60,7 +61,7 @@ func TestWireValuesToCty(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := back.GetFields()
-	if f["password"].GetStructValue().GetFields()[sigKey].GetStringValue() != sigSecret ||
+	if f["password"].GetStructValue().GetFields()[psig.Key].GetStringValue() != psig.Secret ||
 		f["password"].GetStructValue().GetFields()["value"].GetStringValue() != "hunter2" {
 		t.Errorf("secret on the wire: %v", f["password"])
 	}
@@ -69,7 +70,7 @@ func TestWireValuesToCty(t *testing.T) {
 			t.Errorf("%s on the wire: %q, want %q", k, got, want)
 		}
 	}
-	if f["asset"].GetStructValue().GetFields()[sigKey].GetStringValue() != sigAsset || f["asset"].GetStructValue().GetFields()["text"].GetStringValue() != "hi" {
+	if f["asset"].GetStructValue().GetFields()[psig.Key].GetStringValue() != psig.AssetSig || f["asset"].GetStructValue().GetFields()["text"].GetStringValue() != "hi" {
 		t.Errorf("asset not kept verbatim: %v", f["asset"])
 	}
 	if f["size"].GetNumberValue() != 1 || !f["on"].GetBoolValue() || f["none"].GetNullValue() != structpb.NullValue_NULL_VALUE {

@@ -18,14 +18,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/diag"
-)
-
-// Pulumi's asset and archive values on the wire (sdk/go/common/resource/sig): an object
-// whose signature key says which it is. The provider adapter passes such objects verbatim.
-const (
-	sigKey     = "4dabf18193072939515e22adb298388d"
-	sigAsset   = "c44067f5952c0a294b673a41bacd8c17"
-	sigArchive = "0def7320c3a5731c473e5ecbe6d01bc7"
+	psig "github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 )
 
 // maxExpanded bounds what hashing an archive of archives may decompress: a small zip must not
@@ -100,7 +93,7 @@ func sha256Hex(b []byte) string {
 // assetVal is an asset as Pulumi serializes it: the signature, one of path/text/uri, and the
 // hash of the contents when known (a remote asset's is not: cairn does not fetch it).
 func assetVal(sig string, attrs map[string]string) cty.Value {
-	obj := map[string]cty.Value{sigKey: cty.StringVal(sig)}
+	obj := map[string]cty.Value{psig.Key: cty.StringVal(sig)}
 	for k, v := range attrs {
 		obj[k] = cty.StringVal(v)
 	}
@@ -112,7 +105,7 @@ func stringAsset(c call, _ *evaluator, v cty.Value) (cty.Value, *diag.Diagnostic
 	if d != nil {
 		return cty.NilVal, d
 	}
-	return assetVal(sigAsset, map[string]string{"text": s, "hash": sha256Hex([]byte(s))}), nil
+	return assetVal(psig.AssetSig, map[string]string{"text": s, "hash": sha256Hex([]byte(s))}), nil
 }
 
 func fileAsset(c call, ev *evaluator, v cty.Value) (cty.Value, *diag.Diagnostic) {
@@ -120,7 +113,7 @@ func fileAsset(c call, ev *evaluator, v cty.Value) (cty.Value, *diag.Diagnostic)
 	if d != nil {
 		return cty.NilVal, d
 	}
-	return assetVal(sigAsset, map[string]string{"path": p, "hash": sha256Hex([]byte(text))}), nil
+	return assetVal(psig.AssetSig, map[string]string{"path": p, "hash": sha256Hex([]byte(text))}), nil
 }
 
 func remoteAsset(c call, _ *evaluator, v cty.Value) (cty.Value, *diag.Diagnostic) {
@@ -128,7 +121,7 @@ func remoteAsset(c call, _ *evaluator, v cty.Value) (cty.Value, *diag.Diagnostic
 	if d != nil {
 		return cty.NilVal, d
 	}
-	return assetVal(sigAsset, map[string]string{"uri": s}), nil
+	return assetVal(psig.AssetSig, map[string]string{"uri": s}), nil
 }
 
 func remoteArchive(c call, _ *evaluator, v cty.Value) (cty.Value, *diag.Diagnostic) {
@@ -136,7 +129,7 @@ func remoteArchive(c call, _ *evaluator, v cty.Value) (cty.Value, *diag.Diagnost
 	if d != nil {
 		return cty.NilVal, d
 	}
-	return assetVal(sigArchive, map[string]string{"uri": s}), nil
+	return assetVal(psig.ArchiveSig, map[string]string{"uri": s}), nil
 }
 
 // fileArchive is a .tar, .tgz/.tar.gz, .zip/.jar file (hashed as it is) or a directory
@@ -164,7 +157,7 @@ func fileArchive(c call, ev *evaluator, v cty.Value) (cty.Value, *diag.Diagnosti
 	if err != nil {
 		return cty.NilVal, c.failp("%s: %v", p, err)
 	}
-	return assetVal(sigArchive, map[string]string{"path": p, "hash": hash}), nil
+	return assetVal(psig.ArchiveSig, map[string]string{"path": p, "hash": hash}), nil
 }
 
 // assetArchive is an archive of named assets and archives: an object of fn::*Asset and
@@ -189,7 +182,7 @@ func assetArchive(c call, ev *evaluator, v cty.Value) (cty.Value, *diag.Diagnost
 	if err := writeTar(&buf, ev.prog.src, members); err != nil {
 		return cty.NilVal, c.failp("%v", err)
 	}
-	obj := map[string]cty.Value{sigKey: cty.StringVal(sigArchive), "hash": cty.StringVal(sha256Hex(buf.Bytes()))}
+	obj := map[string]cty.Value{psig.Key: cty.StringVal(psig.ArchiveSig), "hash": cty.StringVal(sha256Hex(buf.Bytes()))}
 	if len(assets) == 0 {
 		obj["assets"] = cty.EmptyObjectVal
 	} else {
@@ -200,11 +193,11 @@ func assetArchive(c call, ev *evaluator, v cty.Value) (cty.Value, *diag.Diagnost
 
 // isAssetOrArchive says whether v is an asset or archive object.
 func isAssetOrArchive(v cty.Value) bool {
-	if v.IsNull() || !v.IsKnown() || !v.Type().IsObjectType() || !v.Type().HasAttribute(sigKey) {
+	if v.IsNull() || !v.IsKnown() || !v.Type().IsObjectType() || !v.Type().HasAttribute(psig.Key) {
 		return false
 	}
-	sig := v.GetAttr(sigKey)
-	return sig.IsKnown() && !sig.IsNull() && sig.Type() == cty.String && (sig.AsString() == sigAsset || sig.AsString() == sigArchive)
+	sig := v.GetAttr(psig.Key)
+	return sig.IsKnown() && !sig.IsNull() && sig.Type() == cty.String && (sig.AsString() == psig.AssetSig || sig.AsString() == psig.ArchiveSig)
 }
 
 // member is one entry of an archive being hashed: a blob, or an archive flattened under name.
@@ -235,7 +228,7 @@ func memberOf(src *sources, name string, v cty.Value) (member, bool) {
 		m.remote = true
 		return m, true
 	}
-	if v.GetAttr(sigKey).AsString() == sigAsset {
+	if v.GetAttr(psig.Key).AsString() == psig.AssetSig {
 		if t, ok := attr("text"); ok {
 			m.blob = &t
 		} else if p, ok := attr("path"); ok {

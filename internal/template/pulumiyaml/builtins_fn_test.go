@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/value"
+	psig "github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 )
 
 // outputsOf parses a one-file project (program in Pulumi.yaml, plus extra files) and returns
@@ -121,7 +122,7 @@ func TestFilesAndAssetsFromTheProject(t *testing.T) {
       file: {fn::fileAsset: test.txt}
       folder: {fn::fileArchive: folder}
 `, extra)
-	asset := func(attrs map[string]string) cty.Value { return assetVal(sigAsset, attrs) }
+	asset := func(attrs map[string]string) cty.Value { return assetVal(psig.AssetSig, attrs) }
 	for name, want := range map[string]cty.Value{
 		"content": cty.StringVal("text"),
 		"b64":     cty.StringVal("dGV4dA=="),
@@ -129,7 +130,7 @@ func TestFilesAndAssetsFromTheProject(t *testing.T) {
 		"asset":   asset(map[string]string{"path": "test.txt", "hash": hashOfText}),
 		"text":    asset(map[string]string{"text": "file contents", "hash": "7bb6f9f7a47a63e684925af3608c059edcc371eb81188c48c9714896fb1091fd"}),
 		"remote":  asset(map[string]string{"uri": "https://example.com/a.txt"}),
-		"dir":     assetVal(sigArchive, map[string]string{"path": "folder", "hash": hashOfFolder}),
+		"dir":     assetVal(psig.ArchiveSig, map[string]string{"path": "folder", "hash": hashOfFolder}),
 	} {
 		if got := out[name]; !got.RawEquals(want) {
 			t.Errorf("%s = %#v, want %#v", name, got, want)
