@@ -1,6 +1,7 @@
 package pulumiyaml
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -180,11 +181,14 @@ func bindConfig(decls []*configDecl, given map[string]stackValue, stackFile stri
 			continue
 		}
 		v, err := convert(sv, d.typ)
+		secret := d.secret || sv.secret
 		if err != "" {
+			if secret { // the reason may quote the value
+				err = "the secret value is not a " + d.typ
+			}
 			ds = append(ds, diag.Errorf(sv.rng, d.at.path, "config %q: %s", d.name, err))
 			continue
 		}
-		secret := d.secret || sv.secret
 		params = append(params, param(d.name, d.typ, v, secret, d.at.rng))
 		if secret {
 			v = value.Secret(v)
@@ -243,7 +247,7 @@ func convert(sv stackValue, typ string) (cty.Value, string) {
 	case "number":
 		if isText {
 			f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-			if err != nil {
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 				return cty.NilVal, "expected a number, got " + strconv.Quote(text)
 			}
 			return cty.NumberFloatVal(f), ""

@@ -2,6 +2,7 @@ package pulumiyaml
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 
@@ -58,7 +59,7 @@ func coerceText(s string) cty.Value {
 	if b, err := strconv.ParseBool(s); err == nil {
 		return cty.BoolVal(b)
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
 		return cty.NumberFloatVal(f)
 	}
 	if json.Valid([]byte(s)) {

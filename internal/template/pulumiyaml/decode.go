@@ -2,6 +2,8 @@ package pulumiyaml
 
 import (
 	"bytes"
+	"errors"
+	"math"
 	"strconv"
 	"strings"
 
@@ -28,10 +30,30 @@ func decodeFile(bud *budget.Budget, name, text string) (*syntax.ObjectNode, diag
 	if err := budget.YAMLTooBig(src, bud.Limits(), name+"'s YAML nodes"); err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Range{Filename: name, Line: 1, Column: 1}, "", "%s", err)}
 	}
-	obj, sds := encoding.DecodeYAML(name, yaml.NewDecoder(bytes.NewReader(src)), nil)
+	// Decoded in two steps (encoding.DecodeYAML's) so that the budget sees the YAML nodes
+	// first: their count and their nesting, block style included, which the text checks above
+	// cannot see.
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(src)).Decode(&doc); err != nil {
+		return nil, fromSyntax(name, syntax.Diagnostics{syntax.Error(nil, err.Error(), "")})
+	}
+	if len(doc.Content) == 0 {
+		return nil, diag.Diagnostics{diag.Errorf(diag.Range{Filename: name}, "", "%s is empty", name)}
+	}
+	if err := budget.YAMLNodes(bud.Meter(), &doc); err != nil {
+		at := doc.Content[0]
+		var ne *budget.YAMLNodeError
+		if errors.As(err, &ne) && ne.Node != nil && ne.Node.Line > 0 {
+			at = ne.Node
+		}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Range{Filename: name, Line: at.Line, Column: at.Column}, "", "%s",
+			budget.Named(err, "the program's nesting"))}
+	}
+	n, sds := encoding.UnmarshalYAML(name, doc.Content[0], nil)
 	ds := fromSyntax(name, sds)
-	if obj == nil && !ds.HasErrors() {
-		ds = append(ds, diag.Errorf(diag.Range{Filename: name}, "", "%s is empty", name))
+	obj, ok := n.(*syntax.ObjectNode)
+	if !ok {
+		return nil, append(ds, diag.Errorf(diag.Range{Filename: name}, "", "Top level of '%s' must be an object", name))
 	}
 	return obj, ds
 }
@@ -176,18 +198,22 @@ func number(n *syntax.NumberNode) cty.Value {
 			return cty.NumberIntVal(i)
 		}
 	}
-	return cty.NumberFloatVal(n.Value())
+	if f := n.Value(); !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return cty.NumberFloatVal(f)
+	}
+	// .nan and .inf are YAML numbers no cairn value can hold: they stay the text written, and
+	// whatever needs a number refuses them.
+	if ys, ok := n.Syntax().(encoding.YAMLSyntax); ok && ys.Node != nil {
+		return cty.StringVal(ys.Node.Value)
+	}
+	return cty.StringVal(strconv.FormatFloat(n.Value(), 'g', -1, 64))
 }
 
 // plain decodes a node that must not hold expressions (config values in a stack file).
+// Collections are walked here, scalars decoded by toExpr (decoding a whole collection there
+// at every level would cost the cube of its depth).
 func plain(n syntax.Node) cty.Value {
-	x, _ := toExpr(n, "", nil, "")
-	if l, ok := x.(literal); ok {
-		return l.v
-	}
 	switch n := n.(type) {
-	case *syntax.StringNode:
-		return cty.StringVal(n.Value())
 	case *syntax.ListNode:
 		if n.Len() == 0 {
 			return cty.EmptyTupleVal
@@ -203,6 +229,13 @@ func plain(n syntax.Node) cty.Value {
 			attrs[e.key] = plain(e.value)
 		}
 		return cty.ObjectVal(attrs)
+	}
+	x, _ := toExpr(n, "", nil, "")
+	if l, ok := x.(literal); ok {
+		return l.v
+	}
+	if s, ok := n.(*syntax.StringNode); ok {
+		return cty.StringVal(s.Value()) // ${...} in a stack file is text
 	}
 	return cty.NullVal(cty.DynamicPseudoType)
 }

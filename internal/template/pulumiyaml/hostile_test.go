@@ -1,0 +1,62 @@
+package pulumiyaml
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// NaN and infinities are YAML numbers no value can hold: refused or kept as text, never a
+// panic (cty's NumberFloatVal panics on NaN).
+func TestNaNAndInfinities(t *testing.T) {
+	for name, c := range map[string]struct{ program, stack string }{
+		"literal":      {"outputs:\n  o: .nan\n  i: -.inf\n", ""},
+		"select index": {"outputs:\n  o: {fn::select: [.nan, [1]]}\n", ""},
+		"stack value":  {"outputs:\n  o: ${x}\n", "config:\n  p:x: .nan\n"},
+		"undeclared":   {"outputs:\n  o: ${x}\n", "config:\n  p:x: NaN\n"},
+		"declared":     {"config:\n  x: {type: number}\noutputs:\n  o: ${x}\n", "config:\n  p:x: nan\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fs := map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\n" + c.program}
+			if c.stack != "" {
+				fs["Pulumi.dev.yaml"] = c.stack
+			}
+			st, ds := Parse(context.Background(), fs, "dev", nil)
+			if ds.HasErrors() || st == nil {
+				return
+			}
+			for _, o := range st.Outputs {
+				o.Value.Eval(scope{})
+			}
+		})
+	}
+}
+
+// A secret config value that does not fit its declared type is refused without quoting it.
+func TestSecretConfigErrorsDoNotQuoteTheValue(t *testing.T) {
+	fs := map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\nconfig:\n  n: {type: integer, secret: true}\noutputs:\n  o: ${n}\n"}
+	_, ds := Parse(context.Background(), fs, "dev", map[string]string{"n": "hunter2-TOPSECRET"})
+	if !ds.HasErrors() {
+		t.Fatal("a non-integer was accepted")
+	}
+	for _, d := range ds {
+		if strings.Contains(d.Error(), "hunter2") {
+			t.Errorf("the secret is in %q", d.Error())
+		}
+	}
+}
+
+// Nesting is bounded in block style too (the budget's depth, 200 by default), in the program
+// and in a stack file, and refused quickly.
+func TestBlockNestingIsBounded(t *testing.T) {
+	deep := "\n    " + strings.Repeat("- ", 6000) + "x\n"
+	for name, fs := range map[string]map[string]string{
+		"program": {"Pulumi.yaml": "name: p\nruntime: yaml\noutputs:\n  o: " + deep},
+		"stack":   {"Pulumi.yaml": "name: p\nruntime: yaml\n", "Pulumi.dev.yaml": "config:\n  p:x: " + deep},
+	} {
+		_, ds := Parse(context.Background(), fs, "dev", nil)
+		if !ds.HasErrors() || !strings.Contains(ds.Error(), "nesting") {
+			t.Errorf("%s: %v", name, ds)
+		}
+	}
+}
