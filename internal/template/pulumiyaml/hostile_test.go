@@ -2,8 +2,10 @@ package pulumiyaml
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // NaN and infinities are YAML numbers no value can hold: refused or kept as text, never a
@@ -58,5 +60,26 @@ func TestBlockNestingIsBounded(t *testing.T) {
 		if !ds.HasErrors() || !strings.Contains(ds.Error(), "nesting") {
 			t.Errorf("%s: %v", name, ds)
 		}
+	}
+}
+
+// Each variable's dependencies are found once: a chain of variables each using the next twice
+// parses in time linear in the chain, not exponential.
+func TestVariableChainsParseQuickly(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: p\nruntime: yaml\nvariables:\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "  v%d: ['${v%d}', '${v%d}']\n", i, i+1, i+1)
+	}
+	b.WriteString("  v40: x\noutputs:\n  o: ${v0[0]}\n")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Parse(context.Background(), map[string]string{"Pulumi.yaml": b.String()}, "dev", nil)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute): // 2^40 walks never end; the memo takes milliseconds
+		t.Fatal("a chain of 40 variables did not parse within a minute")
 	}
 }

@@ -131,7 +131,8 @@ type parser struct {
 	providerOpt  map[string]string
 	providersOpt map[string][]string
 	defaultProv  map[string]bool
-	invokes      map[string]*invokeExpr // by data resource name, as expressions use them
+	invokes      map[string]*invokeExpr     // by data resource name, as expressions use them
+	varDeps      map[string]map[string]bool // by variable: the resources and invokes it needs (collect)
 	decls        []*configDecl
 	versions     []pinned
 	ds           diag.Diagnostics
@@ -335,9 +336,20 @@ func (p *parser) collect(x expr, set, visiting map[string]bool) {
 				p.errorf(a.where, "variable %q refers to itself", a.root)
 				return
 			}
-			visiting[a.root] = true
-			p.collect(p.prog.variables[a.root], set, visiting)
-			delete(visiting, a.root)
+			deps, done := p.varDeps[a.root]
+			if !done { // each variable is walked once: a chain of uses costs its length, not 2^length
+				deps = map[string]bool{}
+				visiting[a.root] = true
+				p.collect(p.prog.variables[a.root], deps, visiting)
+				delete(visiting, a.root)
+				if p.varDeps == nil {
+					p.varDeps = map[string]map[string]bool{}
+				}
+				p.varDeps[a.root] = deps
+			}
+			for d := range deps {
+				set[d] = true
+			}
 		case a.root == "pulumi":
 		default:
 			if _, ok := p.prog.config[a.root]; !ok {
