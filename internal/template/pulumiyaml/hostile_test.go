@@ -83,3 +83,27 @@ func TestVariableChainsParseQuickly(t *testing.T) {
 		t.Fatal("a chain of 40 variables did not parse within a minute")
 	}
 }
+
+// With main: naming a subdirectory, the program's files and pulumi.cwd are that directory's.
+func TestMainDirectoryIsTheProgramsDirectory(t *testing.T) {
+	fs := map[string]string{
+		"Pulumi.yaml":   "name: p\nruntime: yaml\nmain: app/\n",
+		"app/Main.yaml": "outputs:\n  file: {fn::readFile: ./x.txt}\n  cwd: ${pulumi.cwd}\n",
+		"app/x.txt":     "in app", "x.txt": "at root",
+	}
+	st, ds := Parse(WithRootDirectory(context.Background(), "/p"), fs, "dev", nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	got := map[string]string{}
+	for _, o := range st.Outputs {
+		v, ds := o.Value.Eval(scope{})
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		got[o.Name] = v.AsString()
+	}
+	if got["file"] != "in app" || got["cwd"] != "/p/app" {
+		t.Errorf("outputs = %v, want app/x.txt's content and /p/app", got)
+	}
+}

@@ -56,6 +56,9 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 	p.project(proj)
 	program := proj
 	dir, mainName, found := programFile(files, p.main)
+	if dir != "." {
+		p.prog.src.dir = dir // files the program names are relative to its directory, as pulumi.cwd is
+	}
 	switch {
 	case !found:
 		p.errorf(where{rng: rangeOf(proj)}, "main: %s: no %s, %s or %s there", p.main, "Main.json", MainFile, ProjectFile)
