@@ -8,6 +8,7 @@ import (
 	"github.com/pulumi/pulumi-yaml/pkg/pulumiyaml/syntax"
 	"gopkg.in/yaml.v3"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 )
 
@@ -53,10 +54,13 @@ func (d packageDecl) rng() diag.Range {
 // and is skipped; a declaration without a name, or with both parameterization and
 // extension, is an error. Files are read in name order, so two declarations of one
 // namespace are reported the same way each time.
-func packageDecls(files map[string]string, dir string) ([]packageDecl, diag.Diagnostics) {
+func packageDecls(bud *budget.Budget, files map[string]string, dir string) ([]packageDecl, diag.Diagnostics) {
 	var names []string
-	for name := range files {
-		if path.Ext(name) == ".yaml" && within(name, dir) {
+	for name, text := range files {
+		// Only files that can be declarations are decoded (not the program, its stack files
+		// or data), and each within the request's YAML budget.
+		if path.Ext(name) == ".yaml" && within(name, dir) && strings.Contains(text, "packageDeclarationVersion") &&
+			budget.YAMLTooBig([]byte(text), bud.Limits(), name) == nil {
 			names = append(names, name)
 		}
 	}

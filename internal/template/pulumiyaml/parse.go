@@ -75,7 +75,7 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 		}
 		program, p.mainFile = main, mainName
 	}
-	decls, d := packageDecls(files, dir)
+	decls, d := packageDecls(bud, files, dir)
 	p.packages, p.ds = append(decls, p.packages...), append(p.ds, d...)
 	if p.ds.HasErrors() {
 		return nil, p.ds
