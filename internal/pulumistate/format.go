@@ -7,11 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
-
-	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/template"
 )
@@ -246,6 +243,7 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 		o.crypter = c
 	}
 	var snap template.StateSnapshot
+	seen := map[string]bool{}
 	for _, r := range d.Resources {
 		if r.Type == stackType && !r.Custom {
 			outs, err := o.decodeObject(ctx, r.Outputs)
@@ -272,6 +270,13 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 		if res == nil {
 			return snap, fmt.Errorf("the deployment's resource %s (%s) is not in the program", name, r.Type)
 		}
+		if seen[name] {
+			return snap, fmt.Errorf("the deployment holds resource %s twice", name)
+		}
+		seen[name] = true
+		if r.ID == "" {
+			return snap, fmt.Errorf("the deployment's resource %s has no id", name)
+		}
 		if res.Type != r.Type {
 			return snap, fmt.Errorf("resource %s is a %s in the deployment and a %s in the program", name, r.Type, res.Type)
 		}
@@ -285,7 +290,7 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 		}
 		var deps []string
 		for _, d := range r.Dependencies {
-			if n, err := urnName(d); err == nil {
+			if n, err := urnName(d); err == nil && n != name && st.Resource(n) != nil { // the program's resources only
 				deps = append(deps, n)
 			}
 		}
@@ -342,8 +347,3 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
-
-func bytesReader(s string) io.Reader { return strings.NewReader(s) }
-
-// cty is used by callers' snapshots; keep the import for the zero values.
-var _ = cty.NilVal

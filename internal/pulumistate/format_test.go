@@ -156,6 +156,8 @@ func TestDecodeRefuses(t *testing.T) {
 		"unknown":    `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::zzz","custom":true,"type":"simple:index:Resource","id":"x"}]}}`,
 		"other type": `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::other:index:Thing::a","custom":true,"type":"other:index:Thing","id":"x"}]}}`,
 		"bad urn":    `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"nope","custom":true,"type":"simple:index:Resource","id":"x"}]}}`,
+		"twice":      `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"x"},{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"y"}]}}`,
+		"no id":      `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource"}]}}`,
 		"kms":        `{"version":3,"deployment":{"manifest":{},"secrets_providers":{"type":"awskms"},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"x","inputs":{"s":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"x"}}}]}}`,
 	} {
 		if _, err := testFormat().Decode(ctx, testStack(), []byte(doc), template.StateKeys{Passphrase: "pw"}); err == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -121,7 +122,7 @@ func (o *opener) decode(ctx context.Context, v any) (cty.Value, error) {
 			if err != nil {
 				return cty.NilVal, err
 			}
-			dec := json.NewDecoder(bytesReader(pt))
+			dec := json.NewDecoder(strings.NewReader(pt))
 			dec.UseNumber()
 			var inner any
 			if err := dec.Decode(&inner); err != nil {

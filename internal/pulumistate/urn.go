@@ -40,7 +40,7 @@ func (u urns) parent(name string) string {
 		return ""
 	}
 	if r := u.st.Resource(name); r != nil {
-		return parentOf(r)
+		return r.Parent
 	}
 	return ""
 }
