@@ -20,3 +20,18 @@ func TestPluginEnvDropsCairnSettings(t *testing.T) {
 		t.Errorf("no PULUMI_PROJECT in %v", env)
 	}
 }
+
+// A plugin that writes without ever ending its line is logged in cut lines, not buffered
+// without bound.
+func TestLineLogBoundsALineThatNeverEnds(t *testing.T) {
+	l := &lineLog{tail: &tail{}, name: "p"}
+	chunk := []byte(strings.Repeat("x", 4096))
+	for range 1024 { // 4 MiB, no newline
+		if _, err := l.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(l.buf) > maxLogLine {
+		t.Fatalf("%d bytes buffered", len(l.buf))
+	}
+}

@@ -1,6 +1,7 @@
 package pulumirpc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -145,6 +146,7 @@ func start(name, executable, dir string, env []string, log *slog.Logger) (*proce
 	if err != nil {
 		p.kill()
 		<-p.exited
+		srv.Stop() // the engine service lives with the plugin
 		return nil, fmt.Errorf("provider %s: %s did not print its port: %w (%v)%s", name, executable, err, p.exitErr, p.output.suffix())
 	}
 	conn, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(port),
@@ -152,6 +154,8 @@ func start(name, executable, dir string, env []string, log *slog.Logger) (*proce
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
 	if err != nil {
 		p.kill()
+		<-p.exited
+		srv.Stop()
 		return nil, fmt.Errorf("provider %s: %w", name, err)
 	}
 	p.conn = conn
@@ -301,6 +305,9 @@ func (t *tail) suffix() string {
 }
 
 // lineLog writes a plugin's output lines to the log at debug level and into its tail.
+// maxLogLine bounds one line of a plugin's output.
+const maxLogLine = 64 << 10
+
 type lineLog struct {
 	tail *tail
 	log  *slog.Logger
@@ -314,12 +321,15 @@ func (l *lineLog) Write(b []byte) (int, error) {
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, b...)
 	for {
-		i := strings.IndexByte(string(l.buf), '\n')
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 && len(l.buf) > maxLogLine { // a plugin that never ends its line is cut, not buffered without bound
+			i = maxLogLine
+		}
 		if i < 0 {
 			break
 		}
 		line := strings.TrimRight(string(l.buf[:i]), "\r")
-		l.buf = l.buf[i+1:]
+		l.buf = l.buf[min(i+1, len(l.buf)):]
 		l.tail.add(line)
 		if l.log != nil {
 			l.log.Debug(line, "provider", l.name)

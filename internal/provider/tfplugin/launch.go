@@ -215,6 +215,9 @@ func (t *tail) Write(p []byte) (int, error) {
 	defer t.mu.Unlock()
 	parts := strings.Split(t.partial+string(p), "\n")
 	t.partial = parts[len(parts)-1]
+	if len(t.partial) > tailLineMax { // a line that never ends is kept cut, not buffered without bound
+		t.partial = t.partial[:tailLineMax]
+	}
 	for _, l := range parts[:len(parts)-1] {
 		if len(l) > tailLineMax {
 			l = l[:tailLineMax] + "…"
