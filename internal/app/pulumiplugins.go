@@ -64,11 +64,7 @@ func (p pulumiPlugin) version() string {
 }
 
 func (p pulumiPlugin) Open(_, dir string) provider.Provider {
-	version := p.asked
-	if version == "" {
-		version = p.found.Version
-	}
-	return pulumirpc.Open(pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: version, Log: p.log})
+	return pulumirpc.Open(pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: p.version(), Log: p.log})
 }
 
 var _ engine.SchemaPlugin = pulumiPlugin{}

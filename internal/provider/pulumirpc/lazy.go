@@ -24,7 +24,9 @@ var _ provider.Provider = (*Lazy)(nil)
 func Open(opts Options) *Lazy { return &Lazy{opts: opts} }
 
 func (l *Lazy) get(ctx context.Context) (*Provider, error) {
-	l.once.Do(func() { l.p, l.err = Launch(ctx, l.opts) })
+	// The launch outlives the first caller's context: a call cancelled while the plugin starts must
+	// not leave a failed launch for every later call (the Handshake has its own bound).
+	l.once.Do(func() { l.p, l.err = Launch(context.WithoutCancel(ctx), l.opts) })
 	if l.p == nil && l.err == nil {
 		return nil, fmt.Errorf("provider %s: closed", l.opts.Package)
 	}

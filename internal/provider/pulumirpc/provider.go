@@ -93,7 +93,9 @@ func Launch(ctx context.Context, opts Options) (*Provider, error) {
 		p.handshook = true
 		p.acceptSecrets, p.acceptResources, p.supportsPreview = hs.GetAcceptSecrets(), hs.GetAcceptResources(), true
 	}
-	info, err := proc.client.GetPluginInfo(ctx, &emptypb.Empty{})
+	ictx, cancel := context.WithTimeout(ctx, handshakeTimeout) // a plugin that hangs here must not hang the run
+	defer cancel()
+	info, err := proc.client.GetPluginInfo(ictx, &emptypb.Empty{})
 	if err != nil && status.Code(err) != codes.Unimplemented {
 		_ = proc.close()
 		return nil, fmt.Errorf("provider %s: GetPluginInfo: %w", opts.Package, proc.crashed(err))
@@ -153,17 +155,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest)
 
 func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provider.ConfigureResponse, error) {
 	var resp provider.ConfigureResponse
-	if config == cty.NilVal || config.IsNull() {
-		config = cty.EmptyObjectVal
-	}
-	if p.opts.Version != "" && config.Type().IsObjectType() && !config.Type().HasAttribute("version") {
-		attrs := config.AsValueMap()
-		if attrs == nil {
-			attrs = map[string]cty.Value{}
-		}
-		attrs["version"] = cty.StringVal(p.opts.Version)
-		config = cty.ObjectVal(attrs)
-	}
+	config = p.withVersion(config)
 	urn := p.providerURN()
 	enc := encoder{secrets: true, preview: true}
 	news, err := enc.toStruct(config)
