@@ -58,8 +58,8 @@ func lines(path string) []string {
 	return strings.Fields(string(b))
 }
 
-// TestAsyncHandlerPattern: a function that hands the ResponseURL to a worker answering 15 s
-// later, with ServiceTimeout 60, creates the resource with the worker's physical id, and the
+// TestAsyncHandlerPattern: a function that hands the ResponseURL to a worker answering 5 s
+// later (after the function's own 3 s timeout), with ServiceTimeout 60, creates the resource with the worker's physical id, and the
 // stack's delete sends Delete for that id.
 func TestAsyncHandlerPattern(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
@@ -69,7 +69,7 @@ func TestAsyncHandlerPattern(t *testing.T) {
 	a := start(t, Config{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
 	deletes := filepath.Join(t.TempDir(), "deletes")
 	var op api.Operation
-	call(t, a, "POST", "/v1/stacks/async/deploy", api.DeployRequest{TemplateName: "stack.json", Template: workerTemplate(deletes, 15)},
+	call(t, a, "POST", "/v1/stacks/async/deploy", api.DeployRequest{TemplateName: "stack.json", Template: workerTemplate(deletes, 5)},
 		http.StatusAccepted, &op)
 	if op = waitFor(t, a, op.ID); op.Status != "succeeded" {
 		t.Fatalf("deploy ended %s: %s", op.Status, op.StatusReason)

@@ -87,7 +87,6 @@ func (e *Engine) Stacks(ctx context.Context) ([]api.Stack, error) {
 	return out, nil
 }
 
-// Events returns the stack's events after seq, oldest first, at most limit (0: all).
 // LastEvent returns the stack's newest event, reading that one row.
 func (e *Engine) LastEvent(ctx context.Context, stack string) (api.Event, bool, error) {
 	seq, err := e.store.LastEventSeq(ctx, stackKey(ctx, stack))
@@ -101,6 +100,7 @@ func (e *Engine) LastEvent(ctx context.Context, stack string) (api.Event, bool, 
 	return evs[0], true, nil
 }
 
+// Events returns the stack's events after seq, oldest first, at most limit (0: all).
 func (e *Engine) Events(ctx context.Context, stack string, after int64, limit int) ([]api.Event, error) {
 	key := stackKey(ctx, stack)
 	evs, err := e.store.ListEvents(ctx, key, after, limit)
