@@ -33,7 +33,11 @@ func resolvePulumi(reqs []*template.ProviderRequirement, dirs []string, log *slo
 			diags = diags.Append(diag.Errorf(r.Range, "", "%s", err))
 			continue
 		}
-		out[r.Source] = pulumiPlugin{pkg: pkg, asked: r.Versions, found: found, log: log}
+		pp := pulumiPlugin{pkg: pkg, asked: r.Versions, found: found, log: log}
+		if pz, ok := pulumiyaml.ParameterizationOf(r.Source); ok {
+			pp.param = &pulumirpc.Parameterization{Name: pz.Name, Version: pz.Version, Value: pz.Value, Plugin: pz.Plugin}
+		}
+		out[r.Source] = pp
 	}
 	return out, rest, diags
 }
@@ -44,6 +48,8 @@ type pulumiPlugin struct {
 	asked string // the version the program pinned, "" for any
 	found pulumifind.Plugin
 	log   *slog.Logger
+	// param makes the plugin another package's provider (a parameterized package)
+	param *pulumirpc.Parameterization
 }
 
 func (p pulumiPlugin) Version() string { return p.found.Version }
@@ -52,8 +58,19 @@ func (p pulumiPlugin) Version() string { return p.found.Version }
 // before (engine.SchemaPlugin).
 func (p pulumiPlugin) PackageSchema(ctx context.Context) ([]byte, error) {
 	cache, _ := tfinstall.CacheDir() // none: read from the plugin every time
-	return pulumirpc.Schema(ctx, pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Version: p.version(),
-		Log: p.log, SchemaCacheDir: cache})
+	opts := p.options("")
+	opts.SchemaCacheDir = cache
+	return pulumirpc.Schema(ctx, opts)
+}
+
+// options launch the plugin; a parameterized one serves its parameterization's package, at
+// that package's version.
+func (p pulumiPlugin) options(dir string) pulumirpc.Options {
+	opts := pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: p.version(), Log: p.log}
+	if p.param != nil {
+		opts.Package, opts.Version, opts.Parameterization = p.param.Name, p.param.Version, p.param
+	}
+	return opts
 }
 
 func (p pulumiPlugin) version() string {
@@ -64,7 +81,7 @@ func (p pulumiPlugin) version() string {
 }
 
 func (p pulumiPlugin) Open(_, dir string) provider.Provider {
-	return pulumirpc.Open(pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: p.version(), Log: p.log})
+	return pulumirpc.Open(p.options(dir))
 }
 
 var _ engine.SchemaPlugin = pulumiPlugin{}

@@ -29,8 +29,8 @@ var dirFrontEnds = []dirFrontEnd{
 	{
 		detect: pulumiyaml.Detect,
 		parse: func(ctx context.Context, e *Engine, stackName string, src source, _ bool) (*template.Stack, diag.Diagnostics) {
-			schema := func(ctx context.Context, pkg, version string) ([]byte, error) {
-				return e.packageSchema(ctx, pulumiyaml.Source(pkg), version) // schemas.go
+			schema := func(ctx context.Context, source, version string) ([]byte, error) {
+				return e.packageSchema(ctx, source, version) // schemas.go
 			}
 			return pulumiyaml.ParseWith(pulumiyaml.WithRootDirectory(ctx, src.workDir), src.files, stackName, src.params, pulumiyaml.Options{Schema: schema})
 		},

@@ -146,7 +146,9 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			if rs.Inputs == nil {
 				rs.Inputs = map[string]any{}
 			}
-			rs.Inputs["__internal"] = map[string]any{} // the engine's own provider settings, as Pulumi writes them
+			if _, ok := rs.Inputs["__internal"]; !ok { // the engine's own provider settings, as Pulumi writes them
+				rs.Inputs["__internal"] = map[string]any{}
+			}
 		}
 		if rs.Outputs, err = s.encodeObject(ctx, r.Outputs); err != nil {
 			return fmt.Errorf("the outputs of %s: %w", r.Name, err)

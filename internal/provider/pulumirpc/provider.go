@@ -47,6 +47,9 @@ type Options struct {
 	StopGrace time.Duration
 	// SchemaCacheDir keeps package schemas across runs (Schema); "" reads them every time.
 	SchemaCacheDir string
+	// Parameterization, when set, makes the plugin the provider of another package
+	// (parameterize.go); Package is then that package's name.
+	Parameterization *Parameterization
 }
 
 // Provider is one running plugin, configured once: a Pulumi provider instance.
@@ -101,6 +104,14 @@ func Launch(ctx context.Context, opts Options) (*Provider, error) {
 		return nil, fmt.Errorf("provider %s: GetPluginInfo: %w", opts.Package, proc.crashed(err))
 	}
 	p.version = info.GetVersion()
+	if opts.Parameterization != nil {
+		pctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+		defer cancel()
+		if err := p.parameterize(pctx, opts.Parameterization); err != nil {
+			_ = proc.close()
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -118,7 +129,7 @@ func (p *Provider) Capabilities() provider.Capabilities { return provider.Capabi
 
 // PackageSchema returns the plugin's package schema (JSON).
 func (p *Provider) PackageSchema(ctx context.Context) ([]byte, error) {
-	resp, err := p.proc.client.GetSchema(ctx, &pulumirpc.GetSchemaRequest{})
+	resp, err := p.proc.client.GetSchema(ctx, p.schemaRequest())
 	if err != nil {
 		return nil, p.rpcErr("GetSchema", err)
 	}
@@ -155,7 +166,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest)
 
 func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provider.ConfigureResponse, error) {
 	var resp provider.ConfigureResponse
-	config = p.withVersion(config)
+	config = withoutInternal(p.withVersion(config))
 	urn := p.providerURN()
 	enc := encoder{secrets: true, preview: true}
 	news, err := enc.toStruct(config)

@@ -25,7 +25,8 @@ func ProviderType(pkg string) string { return "pulumi:providers:" + pkg }
 // isOwn says whether typ is the type of this plugin's provider resources.
 func (p *Provider) isOwn(typ string) bool { return typ == ProviderType(p.opts.Package) }
 
-// withVersion adds the "version" configuration key Pulumi sends when the program pinned one.
+// withVersion adds the "version" configuration key Pulumi sends when the program pinned one
+// (a parameterized package's own version: Options.Version).
 func (p *Provider) withVersion(config cty.Value) cty.Value {
 	if config == cty.NilVal || config.IsNull() {
 		config = cty.EmptyObjectVal
@@ -44,12 +45,12 @@ func (p *Provider) withVersion(config cty.Value) cty.Value {
 // checkConfig is Check of a provider resource.
 func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, olds cty.Value) (provider.CheckResponse, error) {
 	var resp provider.CheckResponse
-	props := p.withVersion(req.Props)
-	news, err := p.enc(true).toStruct(props)
+	props := p.withSettings(req.Props)
+	news, err := p.enc(true).toStruct(withoutInternal(props))
 	if err != nil {
 		return resp, err
 	}
-	oldInputs, err := p.enc(true).toStruct(olds)
+	oldInputs, err := p.enc(true).toStruct(withoutInternal(olds))
 	if err != nil {
 		return resp, err
 	}
@@ -74,7 +75,8 @@ func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, o
 		resp.Props = props
 		return resp, nil
 	}
-	resp.Props, err = p.decode(r.GetInputs(), props)
+	checked, err := p.decode(r.GetInputs(), props)
+	resp.Props = withInternalOf(checked, props)
 	return resp, err
 }
 
@@ -83,7 +85,7 @@ func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, o
 // DiffConfig says so (the provider resource is planned before the resources it serves).
 func (p *Provider) diffConfig(ctx context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
 	var resp provider.DiffResponse
-	olds, oldInputs, news, err := p.enc(true).change(req.OldOutputs, req.OldProps, p.withVersion(req.NewProps))
+	olds, oldInputs, news, err := p.enc(true).change(withoutInternal(req.OldOutputs), withoutInternal(req.OldProps), withoutInternal(p.withSettings(req.NewProps)))
 	if err != nil {
 		return resp, err
 	}
@@ -93,7 +95,7 @@ func (p *Provider) diffConfig(ctx context.Context, req provider.DiffRequest) (pr
 	})
 	switch {
 	case status.Code(err) == codes.Unimplemented:
-		resp = inputDiff(req.OldProps, p.withVersion(req.NewProps))
+		resp = inputDiff(req.OldProps, p.withSettings(req.NewProps))
 	case err != nil:
 		if d, ok := providerDiag(err, "DiffConfig"); ok {
 			resp.Diagnostics = append(resp.Diagnostics, d)
@@ -101,7 +103,7 @@ func (p *Provider) diffConfig(ctx context.Context, req provider.DiffRequest) (pr
 		}
 		return resp, p.rpcErr("DiffConfig", err)
 	case r.GetChanges() == pulumirpc.DiffResponse_DIFF_UNKNOWN:
-		resp = unknownDiff(r, req.OldProps, p.withVersion(req.NewProps))
+		resp = unknownDiff(r, req.OldProps, p.withSettings(req.NewProps))
 	default:
 		resp = diffResult(r)
 	}
@@ -124,9 +126,9 @@ func (p *Provider) configReplaced() bool {
 // configuration; in a preview the id is not known yet.
 func (p *Provider) createProvider(req provider.CreateRequest, preview bool) provider.CreateResponse {
 	if preview {
-		return provider.CreateResponse{Outputs: req.Props}
+		return provider.CreateResponse{Outputs: withoutInternal(req.Props)}
 	}
-	return provider.CreateResponse{ID: newUUID(), Outputs: req.Props}
+	return provider.CreateResponse{ID: newUUID(), Outputs: withoutInternal(req.Props)}
 }
 
 // newUUID is a random (version 4) UUID, as Pulumi gives providers.

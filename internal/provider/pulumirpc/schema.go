@@ -30,7 +30,7 @@ var memSchemas = struct {
 // Schema returns the package schema of the plugin opts names: from memory, then from the disk
 // cache under opts.SchemaCacheDir, else from a plugin launched for it and stopped again.
 func Schema(ctx context.Context, opts Options) ([]byte, error) {
-	key := schemaKey(opts.Package, opts.Executable)
+	key := schemaKey(schemaKeyPackage(opts), opts.Executable)
 	if key != "" {
 		memSchemas.Lock()
 		b, ok := memSchemas.m[key]

@@ -36,8 +36,8 @@ outputs:
       arguments: {value: hello}
       options: {dependsOn: ["${res}"]}
 `}
-	schema := func(_ context.Context, pkg, _ string) ([]byte, error) {
-		if pkg == "simple" {
+	schema := func(_ context.Context, source, _ string) ([]byte, error) {
+		if pkg, _ := PackageOf(source); pkg == "simple" {
 			return []byte(`{"resources": {"simple:index:Resource": {}}}`), nil
 		}
 		return []byte(`{"functions": {"simple-invoke:index:myInvoke": {}}}`), nil

@@ -1,6 +1,7 @@
 package pulumiyaml
 
 import (
+	"encoding/base64"
 	"path"
 	"sort"
 	"strings"
@@ -91,10 +92,17 @@ func (d packageDecl) invalid() string {
 		return "package cannot declare both parameterization and extension"
 	case d.Parameterization != nil && (d.Parameterization.Name == "" || d.Parameterization.Version == ""):
 		return "parameterization name and version are required"
+	case d.Parameterization != nil && !validBase64(d.Parameterization.Value):
+		return "parameterization value must be base64"
 	case d.Extension != nil && (d.Extension.Name == "" || d.Extension.Version == ""):
 		return "extension name and version are required"
 	}
 	return ""
+}
+
+func validBase64(s string) bool {
+	_, err := base64.StdEncoding.DecodeString(s)
+	return err == nil
 }
 
 // within says whether the slash path name lies below dir ("" or "." for the root).

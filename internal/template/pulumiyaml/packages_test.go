@@ -122,7 +122,8 @@ func TestParseResolvesTypes(t *testing.T) {
 	files := map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\n", "Main.yaml": "resources:\n  a: {type: simple:Resource}\n  p: {type: pulumi:providers:simple}\n",
 		"sdks/simple.yaml": "packageDeclarationVersion: 1\nname: simple\nversion: 2.0.0\n"}
 	var asked []string
-	schema := func(_ context.Context, pkg, version string) ([]byte, error) {
+	schema := func(_ context.Context, source, version string) ([]byte, error) {
+		pkg, _ := PackageOf(source)
 		asked = append(asked, pkg+"@"+version)
 		return []byte(simpleSchema), nil
 	}

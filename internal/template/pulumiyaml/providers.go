@@ -19,9 +19,11 @@ const sourcePrefix = "pulumi:"
 // Source is the requirement source of Pulumi package pkg.
 func Source(pkg string) string { return sourcePrefix + pkg }
 
-// PackageOf returns the package of a requirement source Source made.
+// PackageOf returns the package of a requirement source Source made: the plugin's package
+// (the base plugin of a parameterized package, ParameterizedSource).
 func PackageOf(source string) (string, bool) {
 	pkg, ok := strings.CutPrefix(source, sourcePrefix)
+	pkg, _, _ = strings.Cut(pkg, "?")
 	return pkg, ok && pkg != ""
 }
 

@@ -175,8 +175,14 @@ func (p *parser) declared(req *template.ProviderRequirement) {
 	if !ok {
 		return
 	}
-	if d.Parameterization != nil || d.Extension != nil {
-		p.ds = append(p.ds, diag.Errorf(d.rng(), "", "package %s is a parameterized package (plugin %s): cairn does not call Parameterize yet", req.Name, d.Name))
+	if d.Extension != nil {
+		p.ds = append(p.ds, diag.Errorf(d.rng(), "", "package %s extends plugin %s (extension:): not supported yet by cairn", req.Name, d.Name))
+		return
+	}
+	if d.Parameterization != nil {
+		// the base plugin at the declared version, parameterized (parameterized.go); a version
+		// option names the parameterized package's version, which the declaration fixes
+		req.Source, req.Versions = ParameterizedSource(d.parameterization()), d.Version
 		return
 	}
 	if req.Versions == "" {

@@ -10,10 +10,11 @@ import (
 	"github.com/cairn-dev/cairn/internal/template"
 )
 
-// SchemaFunc returns the package schema (GetSchema's JSON) of Pulumi package pkg at version
-// ("" for the newest installed). The engine gives one that reads it from the plugin cairn
-// would run; without one, type tokens are used as written.
-type SchemaFunc func(ctx context.Context, pkg, version string) ([]byte, error)
+// SchemaFunc returns the package schema (GetSchema's JSON) of the Pulumi package whose
+// requirement source is source (Source, ParameterizedSource) at version ("" for the newest
+// installed). The engine gives one that reads it from the plugin cairn would run; without
+// one, type tokens are used as written.
+type SchemaFunc func(ctx context.Context, source, version string) ([]byte, error)
 
 // packageTokens are the resource and function tokens a package schema declares.
 type packageTokens struct {
@@ -86,11 +87,11 @@ func (p *parser) resolveTypes(ctx context.Context, st *template.Stack, schema Sc
 		if t, ok := byPkg[pkg]; ok || failed[pkg] {
 			return t
 		}
-		version := ""
+		source, version := Source(pkg), ""
 		if req := st.Requirement(pkg); req != nil {
-			version = req.Versions
+			source, version = req.Source, req.Versions
 		}
-		b, err := schema(ctx, pkg, version)
+		b, err := schema(ctx, source, version)
 		var t *packageTokens
 		if err == nil {
 			t, err = decodeTokens(b)
