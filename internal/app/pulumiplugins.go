@@ -7,6 +7,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/provider/pulumibuiltin"
 	"github.com/cairn-dev/cairn/internal/provider/pulumifind"
 	"github.com/cairn-dev/cairn/internal/provider/pulumirpc"
 	"github.com/cairn-dev/cairn/internal/provider/tfinstall"
@@ -26,6 +27,10 @@ func resolvePulumi(reqs []*template.ProviderRequirement, dirs []string, log *slo
 		pkg, ok := pulumiyaml.PackageOf(r.Source)
 		if !ok {
 			rest = append(rest, r)
+			continue
+		}
+		if pkg == pulumibuiltin.Package { // the engine's own resources (pulumi:index:Stash)
+			out[r.Source] = builtinPlugin{}
 			continue
 		}
 		found, err := finder.Find(pkg, r.Versions)
@@ -85,3 +90,11 @@ func (p pulumiPlugin) Open(_, dir string) provider.Provider {
 }
 
 var _ engine.SchemaPlugin = pulumiPlugin{}
+
+// builtinPlugin serves the resources the Pulumi engine implements itself, in process.
+type builtinPlugin struct{}
+
+// Version is empty: the builtin provider is the engine's, it has no plugin version.
+func (builtinPlugin) Version() string { return "" }
+
+func (builtinPlugin) Open(_, _ string) provider.Provider { return pulumibuiltin.Provider{} }

@@ -25,6 +25,10 @@ type Format struct {
 	// ProviderResource is the name of the provider resource whose configuration addr is, ""
 	// when addr is no resource's (a default provider).
 	ProviderResource func(addr string) string
+	// DefaultInternal, when set, gives the engine settings Pulumi keeps under a default
+	// provider's __internal input (a parameterized package's base plugin, its
+	// pluginDownloadURL); nil or empty: none.
+	DefaultInternal func(addr string) map[string]any
 }
 
 var _ template.StateFormat = Format{}
@@ -69,7 +73,14 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			return "", fmt.Errorf("provider %s is neither a default provider nor a resource of the stack", addr)
 		}
 		name := "default"
-		inputs := map[string]any{"__internal": map[string]any{}}
+		internal := map[string]any{}
+		if f.DefaultInternal != nil && f.DefaultInternal(addr) != nil {
+			internal = f.DefaultInternal(addr)
+		}
+		inputs := map[string]any{"__internal": internal}
+		if pkg == "pulumi" {
+			inputs = nil // the engine's own provider: Pulumi writes it without inputs
+		}
 		outputs := map[string]any{}
 		if version != "" {
 			name += "_" + strings.NewReplacer(".", "_", "-", "_", "+", "_").Replace(version)

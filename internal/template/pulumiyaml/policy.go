@@ -1,6 +1,7 @@
 package pulumiyaml
 
 import (
+	"encoding/base64"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/pulumistate"
@@ -38,11 +39,27 @@ func stateFormat(project string, st *template.Stack) pulumistate.Format {
 			return "", "", false
 		}
 		version := ""
-		for _, r := range st.Requirements {
-			if r.Source == Source(pkg) {
-				version = r.Versions
+		if r := st.Requirement(pkg); r != nil {
+			version = r.Versions
+			if pz, ok := ParameterizationOf(r.Source); ok {
+				version = pz.Version // named by the package's version, not its plugin's
 			}
 		}
 		return pkg, version, true
+	}, DefaultInternal: func(addr string) map[string]any {
+		pkg, ok := strings.CutPrefix(addr, "pulumi:providers:")
+		if pkg, ok = strings.CutSuffix(pkg, "::default"); !ok {
+			return nil
+		}
+		r := st.Requirement(pkg)
+		if r == nil {
+			return nil
+		}
+		pz, ok := ParameterizationOf(r.Source)
+		if !ok {
+			return nil
+		}
+		// providers.SetProviderParameterization: the base plugin and its version
+		return map[string]any{"name": pz.Plugin, "version": r.Versions, "parameterization": base64.StdEncoding.EncodeToString(pz.Value)}
 	}}
 }

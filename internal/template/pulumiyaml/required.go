@@ -62,14 +62,18 @@ func (p *parser) requiredVersion(e entry) {
 	}
 }
 
-// refuseBuiltinResources refuses the resources the Pulumi engine serves itself (package
-// pulumi: Stash, StackReference), which cairn does not serve yet: without this they would
-// be looked for as a plugin named pulumi.
+// builtinTypes are the resources the Pulumi engine serves itself (package pulumi), by the
+// token Pulumi YAML's shorthand expands to; cairn serves them with
+// internal/provider/pulumibuiltin.
+var builtinTypes = map[string]bool{"pulumi:index:Stash": true}
+
+// refuseBuiltinResources refuses the engine's own resources cairn does not serve
+// (StackReference): without this they would be looked for as a plugin named pulumi.
 func (p *parser) refuseBuiltinResources(rs []*template.Resource) {
 	for _, r := range rs {
-		if Package(r.Type) == "pulumi" && !isProviderType(r.Type) {
+		if Package(r.Type) == "pulumi" && !isProviderType(r.Type) && !builtinTypes[canonicalType(r.Type)] {
 			p.ds = append(p.ds, diag.Errorf(r.TypeRange, "resources."+r.Name+".type",
-				"%s is a resource the Pulumi engine serves itself (Stash, StackReference): not supported yet by cairn", r.Type))
+				"%s is a resource the Pulumi engine serves itself: not supported yet by cairn (pulumi:Stash is)", r.Type))
 		}
 	}
 }

@@ -108,6 +108,10 @@ func (p *parser) resolveTypes(ctx context.Context, st *template.Stack, schema Sc
 		if isProviderType(r.Type) {
 			continue // pulumi:providers:<pkg> is every package's own
 		}
+		if Package(r.Type) == "pulumi" { // the engine's own resources have no plugin schema
+			r.Type = canonicalType(r.Type)
+			continue
+		}
 		t := tokensOf(Package(r.Type), r.TypeRange)
 		if t == nil {
 			continue
