@@ -296,8 +296,19 @@ func TestRequiredVersion(t *testing.T) {
 	}
 }
 
-func TestEngineResourcesRefusedByName(t *testing.T) {
-	for _, typ := range []string{"pulumi:Stash", "pulumi:index:Stash", "pulumi:pulumi:StackReference"} {
+// TestEngineResources: pulumi:Stash is served (by cairn's builtin provider, with no schema to
+// ask); the engine's other resources are refused by name.
+func TestEngineResources(t *testing.T) {
+	for _, typ := range []string{"pulumi:Stash", "pulumi:index:Stash"} {
+		st, ds := Parse(context.Background(), map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\nresources:\n  r:\n    type: " + typ + "\n    properties: {input: 1}\n"}, "dev", nil)
+		if ds.HasErrors() {
+			t.Fatalf("%s: %v", typ, ds)
+		}
+		if got := st.Resource("r").Type; got != "pulumi:index:Stash" {
+			t.Errorf("%s resolves to %s, want pulumi:index:Stash", typ, got)
+		}
+	}
+	for _, typ := range []string{"pulumi:pulumi:StackReference"} {
 		_, ds := outputsOf(t, context.Background(), "resources:\n  r:\n    type: "+typ+"\n", nil, nil)
 		if d := find(ds, "a resource the Pulumi engine serves itself"); d == nil || d.Range.Line != 5 {
 			t.Errorf("%s: %v", typ, ds)

@@ -35,14 +35,51 @@ func TestPackageDeclarations(t *testing.T) {
 	}
 }
 
+// TestParameterizedPackages: a package a parameterization declares is its own requirement,
+// named by its namespace, pinned to the base plugin's version, whose source carries the base
+// plugin and the parameterization (two packages of one base plugin are two requirements).
+func TestParameterizedPackages(t *testing.T) {
+	st := mustParse(t, map[string]string{
+		"Pulumi.yaml": "name: p\nruntime: yaml\n",
+		"Main.yaml":   "resources:\n  a: {type: hi:index:Hello}\n  b: {type: bye:index:Goodbye}\n",
+		"sdks/hi.yaml": "packageDeclarationVersion: 1\nname: parameterized\nversion: 1.2.3\n" +
+			"parameterization: {name: hi, version: 2.0.0, value: SGVsbG8=}\n",
+		"sdks/bye.yaml": "packageDeclarationVersion: 1\nname: parameterized\nversion: 1.2.3\n" +
+			"parameterization: {name: bye, version: 3.0.0, value: R29vZGJ5ZQ==}\n",
+	}, nil)
+	got := map[string]Parameterization{}
+	for _, r := range st.Requirements {
+		pz, ok := ParameterizationOf(r.Source)
+		if !ok || r.Versions != "1.2.3" {
+			t.Fatalf("requirement %s: source %q, versions %q: want a parameterized source at the base plugin's version", r.Name, r.Source, r.Versions)
+		}
+		if pkg, _ := PackageOf(r.Source); pkg != "parameterized" {
+			t.Errorf("requirement %s: plugin %q, want parameterized", r.Name, pkg)
+		}
+		got[r.Name] = pz
+	}
+	want := map[string]Parameterization{
+		"hi":  {Plugin: "parameterized", Name: "hi", Version: "2.0.0", Value: []byte("Hello")},
+		"bye": {Plugin: "parameterized", Name: "bye", Version: "3.0.0", Value: []byte("Goodbye")},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("parameterizations: -want +got\n%s", d)
+	}
+	if _, ok := ParameterizationOf(Source("simple")); ok {
+		t.Error("a plain package's source carries a parameterization")
+	}
+}
+
 func TestPackageDeclarationRefusals(t *testing.T) {
 	for name, c := range map[string]struct {
 		files map[string]string
 		want  string
 	}{
 		"noName": {map[string]string{"sdks/x.yaml": "packageDeclarationVersion: 1\nversion: 1.0.0\n"}, "package name is required"},
-		"parameterized": {map[string]string{"sdks/sub.yaml": "packageDeclarationVersion: 1\nname: parameterized\nversion: 1.2.3\nparameterization: {name: simple, version: 2.0.0, value: eA==}\n"},
-			"package simple is a parameterized package (plugin parameterized): cairn does not call Parameterize yet"},
+		"extension": {map[string]string{"sdks/sub.yaml": "packageDeclarationVersion: 1\nname: simple\nversion: 1.2.3\nextension: {name: more, version: 2.0.0, value: eA==}\n"},
+			"package simple extends plugin simple (extension:): not supported yet by cairn"},
+		"badValue": {map[string]string{"sdks/sub.yaml": "packageDeclarationVersion: 1\nname: parameterized\nversion: 1.2.3\nparameterization: {name: simple, version: 2.0.0, value: '%%%'}\n"},
+			"parameterization value must be base64"},
 		"twoVersions": {map[string]string{"sdks/a.yaml": "packageDeclarationVersion: 1\nname: simple\nversion: 1.0.0\n", "sdks/b.yaml": "packageDeclarationVersion: 1\nname: simple\nversion: 2.0.0\n"},
 			"package simple is declared at version 2.0.0 here and 1.0.0 in sdks/a.yaml"},
 		"localSource": {map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\npackages:\n  simple: ./plugins/simple\n"}, `source "./plugins/simple" is not supported yet`},
