@@ -226,12 +226,16 @@ func (ps *providerSet) configured(ctx context.Context, sc template.Scope, typ, p
 		// The configuration the resources were last applied with was accepted then: it is
 		// sent with the first call a resource needs, so that a run with nothing to do starts
 		// no plugin. A new or changed one is validated and configured now.
+		req := provider.ConfigureRequest{Config: val}
+		if urn := ps.tmpl.Policy.URN; urn != nil {
+			req.URN = urn(providerAddr, "")
+		}
 		if lc, ok := p.(provider.LazyConfigurer); ok && fp.Config != "" && ps.appliedWith[providerAddr] == fp {
-			lc.ConfigureLazily(provider.ConfigureRequest{Config: val})
+			lc.ConfigureLazily(req)
 			in.diag, in.fp = diags, fp
 			return
 		}
-		resp, err := p.Configure(ctx, provider.ConfigureRequest{Config: val})
+		resp, err := p.Configure(ctx, req)
 		in.diag, in.err = diags.Append(resp.Diagnostics), err
 		if err == nil && !in.diag.HasErrors() {
 			in.fp = fp

@@ -73,8 +73,12 @@ func (e *Engine) Validate(ctx context.Context, req api.ValidateRequest) (api.Val
 }
 
 func (e *Engine) providerResource(pol template.DialectPolicy, stackName, stackID string, r *template.Resource) provider.Resource {
-	return provider.Resource{StackName: stackName, StackID: stackID, Name: r.Name, Type: r.Type,
+	pr := provider.Resource{StackName: stackName, StackID: stackID, Name: r.Name, Type: r.Type,
 		Dialect: string(pol.Dialect), Region: e.o.Region, AccountID: e.o.AccountID, ReplaceOnChanges: r.ReplaceOnChanges}
+	if pol.URN != nil {
+		pr.URN = pol.URN(r.Name, r.Type)
+	}
+	return pr
 }
 
 func (e *Engine) stackID(name string, pol template.DialectPolicy) string {

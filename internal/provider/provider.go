@@ -72,6 +72,9 @@ type Schema struct {
 // ConfigureRequest configures a provider instance.
 type ConfigureRequest struct {
 	Config cty.Value
+	// URN is the dialect's own name of the provider configuration (Pulumi's provider URN),
+	// "" when the dialect has none.
+	URN string
 }
 
 // ConfigureResponse carries the provider's diagnostics.
@@ -126,6 +129,9 @@ type Resource struct {
 	// ReplaceOnChanges are property paths whose change the provider's Diff reports as a
 	// replacement whatever the provider says (Pulumi's replaceOnChanges; `*` for any).
 	ReplaceOnChanges []string
+	// URN is the dialect's own name of the resource (Pulumi's URN, with the project, the
+	// stack and the parents' types), "" when the dialect has none (template.DialectPolicy.URN).
+	URN string
 }
 
 // CheckRequest asks the provider to validate inputs. Props may hold unknowns during a preview

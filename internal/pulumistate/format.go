@@ -72,7 +72,7 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		if !ok {
 			return "", fmt.Errorf("provider %s is neither a default provider nor a resource of the stack", addr)
 		}
-		name := "default"
+		name := DefaultProviderName(version)
 		internal := map[string]any{}
 		if f.DefaultInternal != nil && f.DefaultInternal(addr) != nil {
 			internal = f.DefaultInternal(addr)
@@ -83,8 +83,10 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		}
 		outputs := map[string]any{}
 		if version != "" {
-			name += "_" + strings.NewReplacer(".", "_", "-", "_", "+", "_").Replace(version)
-			inputs["version"], outputs["version"] = version, version
+			if inputs != nil {
+				inputs["version"] = version
+			}
+			outputs["version"] = version
 		}
 		purn := u.urn(name, "pulumi:providers:"+pkg)
 		id := providerID(snap.StackID, addr)

@@ -1,9 +1,9 @@
 package pulumistate
 
 import (
-	"fmt"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/pulumiurn"
 	"github.com/cairn-dev/cairn/internal/template"
 )
 
@@ -19,19 +19,29 @@ func (u urns) stackURN() string {
 }
 
 func (u urns) urn(name, typ string) string {
-	chain := typ
-	seen := map[string]bool{name: true}
-	for p := u.parent(name); p != "" && !seen[p]; p = u.parent(p) {
-		seen[p] = true
-		if r := u.st.Resource(p); r != nil {
-			chain = r.Type + "$" + chain
-		}
+	return u.make(pulumiurn.Chain(typ, ParentTypes(u.st, name)...), name)
+}
+
+// ParentTypes are the types of the parents of resource name in st, nearest first.
+func ParentTypes(st *template.Stack, name string) []string {
+	var out []string
+	if st == nil {
+		return nil
 	}
-	return u.make(chain, name)
+	seen := map[string]bool{name: true}
+	for r := st.Resource(name); r != nil && r.Parent != "" && !seen[r.Parent]; r = st.Resource(r.Parent) {
+		seen[r.Parent] = true
+		p := st.Resource(r.Parent)
+		if p == nil {
+			break
+		}
+		out = append(out, p.Type)
+	}
+	return out
 }
 
 func (u urns) make(chain, name string) string {
-	return "urn:pulumi:" + u.stack + "::" + u.project + "::" + chain + "::" + name
+	return pulumiurn.New(u.stack, u.project, chain, name)
 }
 
 // parent is the logical id of the resource's parent in the program, "" for the stack.
@@ -46,11 +56,13 @@ func (u urns) parent(name string) string {
 }
 
 // urnName is the name a URN ends with (a name may itself hold "::").
-func urnName(urn string) (string, error) {
-	rest, ok := strings.CutPrefix(urn, "urn:pulumi:")
-	parts := strings.SplitN(rest, "::", 4)
-	if !ok || len(parts) != 4 || parts[3] == "" {
-		return "", fmt.Errorf("%q is not a Pulumi URN", urn)
+func urnName(urn string) (string, error) { return pulumiurn.Name(urn) }
+
+// DefaultProviderName is the name of a default provider of a package at version ("" for
+// none): `default`, or `default_2_0_0` as Pulumi's ProviderRequest.DefaultName writes it.
+func DefaultProviderName(version string) string {
+	if version == "" {
+		return "default"
 	}
-	return parts[3], nil
+	return "default_" + strings.NewReplacer(".", "_", "-", "_", "+", "_").Replace(version)
 }

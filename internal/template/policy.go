@@ -68,6 +68,10 @@ type DialectPolicy struct {
 
 	// Paths says where a resource is in diagnostics.
 	Paths func(r *Resource) ResourcePaths
+	// URN, when set, is the dialect's own name of a resource (by name and type) or of a
+	// provider configuration (by address, typ ""), sent to providers with their calls
+	// (Pulumi's URN: project, stack, the parents' types).
+	URN func(name, typ string) string
 	// StackID makes the id of a new stack from the region, account, stack name and a fresh
 	// unique id.
 	StackID func(region, account, name, unique string) string

@@ -28,6 +28,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/pulumiurn"
 	"github.com/cairn-dev/cairn/internal/value"
 )
 
@@ -73,6 +74,8 @@ type Provider struct {
 	replacedConfig bool
 	// emptyRefused: configuring with nothing (ready) was refused; Configure is awaited.
 	emptyRefused bool
+	// confURN is the URN of the provider configuration the engine configured it as.
+	confURN string
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -142,8 +145,21 @@ func (p *Provider) Schema(context.Context, provider.SchemaRequest) (provider.Sch
 	return provider.Schema{}, provider.ErrNotSupported
 }
 
+// providerURN is the URN of the provider configuration this instance has (the engine's,
+// ConfigureRequest.URN), or a default provider's of Options' project and stack.
 func (p *Provider) providerURN() string {
+	if p.confURN != "" {
+		return p.confURN
+	}
 	return p.urn(p.opts.Stack, "pulumi:providers:"+p.opts.Package, "default")
+}
+
+// providerName is the provider's own name, the last part of its URN.
+func (p *Provider) providerName() string {
+	if name, err := pulumiurn.Name(p.providerURN()); err == nil {
+		return name
+	}
+	return "default"
 }
 
 func (p *Provider) urn(stack, typ, name string) string {
@@ -151,30 +167,40 @@ func (p *Provider) urn(stack, typ, name string) string {
 	if project == "" {
 		project = stack
 	}
-	return fmt.Sprintf("urn:pulumi:%s::%s::%s::%s", stack, project, typ, name)
+	return pulumiurn.New(stack, project, typ, name)
 }
 
-func (p *Provider) resURN(r provider.Resource) string { return p.urn(r.StackName, r.Type, r.Name) }
+// resURN is the resource's URN as the engine gave it (with the project, the stack and the
+// parents' types), or one of Options' project and the resource's stack.
+func (p *Provider) resURN(r provider.Resource) string {
+	if r.URN != "" {
+		return r.URN
+	}
+	return p.urn(r.StackName, r.Type, r.Name)
+}
 
 // Configure checks the configuration with CheckConfig and applies it with Configure. When the
 // configuration holds unknowns (a preview) Configure is skipped, as Pulumi does.
 func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest) (provider.ConfigureResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if req.URN != "" {
+		p.confURN = req.URN
+	}
 	return p.configureLocked(ctx, req.Config)
 }
 
 func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provider.ConfigureResponse, error) {
 	var resp provider.ConfigureResponse
 	config = withoutInternal(p.withVersion(config))
-	urn := p.providerURN()
+	urn, pname := p.providerURN(), p.providerName()
 	enc := encoder{secrets: true, preview: true}
 	news, err := enc.toStruct(config)
 	if err != nil {
 		return resp, fmt.Errorf("provider %s: configuration: %w", p.opts.Package, err)
 	}
 	checked, err := p.proc.client.CheckConfig(ctx, &pulumirpc.CheckRequest{
-		Urn: urn, Name: "default", Type: "pulumi:providers:" + p.opts.Package,
+		Urn: urn, Name: pname, Type: "pulumi:providers:" + p.opts.Package,
 		Olds: &structpb.Struct{Fields: map[string]*structpb.Value{}}, News: news, RandomSeed: seed(),
 	})
 	if err != nil {
@@ -203,7 +229,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	if err != nil {
 		return resp, err
 	}
-	id, name, typ := unknownString, "default", "pulumi:providers:"+p.opts.Package
+	id, name, typ := unknownString, pname, "pulumi:providers:"+p.opts.Package
 	cr, err := p.proc.client.Configure(ctx, &pulumirpc.ConfigureRequest{
 		Variables: vars, Args: args,
 		AcceptSecrets: true, AcceptResources: true, SendsOldInputs: true, SendsOldInputsToDelete: true,

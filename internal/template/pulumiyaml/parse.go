@@ -99,6 +99,7 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 		return nil, p.ds
 	}
 	st.Policy.StateFormat = stateFormat(p.prog.project, st)
+	st.Policy.URN = urnOf(p.prog.project, p.prog.stack, st)
 	return st, p.ds
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/pulumistate"
+	"github.com/cairn-dev/cairn/internal/pulumiurn"
 	"github.com/cairn-dev/cairn/internal/template"
 )
 
@@ -62,4 +63,23 @@ func stateFormat(project string, st *template.Stack) pulumistate.Format {
 		// providers.SetProviderParameterization: the base plugin and its version
 		return map[string]any{"name": pz.Plugin, "version": r.Versions, "parameterization": base64.StdEncoding.EncodeToString(pz.Value)}
 	}}
+}
+
+// urnOf names resources and provider configurations of st (project's stack) by their Pulumi
+// URNs, for the plugins' calls (template.DialectPolicy.URN): a resource's type chain holds its
+// parents' types; a default provider is named as the export names it (default_<version>).
+func urnOf(project, stack string, st *template.Stack) func(name, typ string) string {
+	format := stateFormat(project, st)
+	return func(name, typ string) string {
+		if rest, ok := strings.CutPrefix(name, "pulumi:providers:"); ok && typ == "" {
+			pkg, pname, _ := strings.Cut(rest, "::")
+			typ = "pulumi:providers:" + pkg
+			if pname == "default" {
+				_, version, _ := format.DefaultProvider(name)
+				return pulumiurn.New(stack, project, typ, pulumistate.DefaultProviderName(version))
+			}
+			name = pname
+		}
+		return pulumiurn.New(stack, project, pulumiurn.Chain(typ, pulumistate.ParentTypes(st, name)...), name)
+	}
 }

@@ -1,0 +1,16 @@
+package pulumiurn
+
+import "testing"
+
+func TestURNs(t *testing.T) {
+	got := New("dev", "proj", Chain("simple:index:Resource", "my:Component"), "a::b")
+	if want := "urn:pulumi:dev::proj::my:Component$simple:index:Resource::a::b"; got != want {
+		t.Errorf("New = %s, want %s", got, want)
+	}
+	if n, err := Name(got); err != nil || n != "a::b" {
+		t.Errorf("Name = %q, %v", n, err)
+	}
+	if _, err := Name("urn:pulumi:dev::proj::t"); err == nil {
+		t.Error("a URN without a name was read")
+	}
+}
