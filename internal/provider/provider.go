@@ -126,6 +126,9 @@ type Resource struct {
 	// ReplaceOnChanges are property paths whose change the provider's Diff reports as a
 	// replacement whatever the provider says (Pulumi's replaceOnChanges; `*` for any).
 	ReplaceOnChanges []string
+	// URN is the resource's Pulumi URN when the caller knows it (a child a component
+	// registered, whose URN carries its parents' types); empty: built from the names.
+	URN string
 }
 
 // CheckRequest asks the provider to validate inputs. Props may hold unknowns during a preview

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/provider/pulumirpc"
 	"github.com/cairn-dev/cairn/internal/template"
 )
 
@@ -179,6 +180,21 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		if !r.Modified.IsZero() {
 			m := r.Modified.UTC()
 			rs.Created, rs.Modified = &m, &m
+		}
+		if cs, ok, err := pulumirpc.DecodeComponentState(r.Private); err != nil || ok {
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.Name, err)
+			}
+			ref, err := providerRef(r.Provider)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.Name, err)
+			}
+			states, err := componentStates(ctx, s, rs, cs, ref, rs.Modified)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.Name, err)
+			}
+			out = append(out, states...)
+			return nil
 		}
 		out = append(out, rs)
 		return nil

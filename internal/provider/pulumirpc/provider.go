@@ -70,6 +70,8 @@ type Provider struct {
 	replacedConfig bool
 	// emptyRefused: configuring with nothing (ready) was refused; Configure is awaited.
 	emptyRefused bool
+
+	comp components // component resources served through Construct (component.go)
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -143,7 +145,12 @@ func (p *Provider) urn(stack, typ, name string) string {
 	return fmt.Sprintf("urn:pulumi:%s::%s::%s::%s", stack, project, typ, name)
 }
 
-func (p *Provider) resURN(r provider.Resource) string { return p.urn(r.StackName, r.Type, r.Name) }
+func (p *Provider) resURN(r provider.Resource) string {
+	if r.URN != "" {
+		return r.URN
+	}
+	return p.urn(r.StackName, r.Type, r.Name)
+}
 
 // Configure checks the configuration with CheckConfig and applies it with Configure. When the
 // configuration holds unknowns (a preview) Configure is skipped, as Pulumi does.
@@ -309,7 +316,7 @@ func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, o
 	if p.isOwn(req.Resource.Type) {
 		return p.checkConfig(ctx, req, olds) // providerres.go
 	}
-	if unconfigured {
+	if unconfigured || p.isComponent(ctx, req.Resource.Type) { // Pulumi never Checks a component
 		resp.Props = req.Props
 		return resp, nil
 	}
@@ -350,6 +357,9 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	}
 	if p.isOwn(req.Resource.Type) {
 		return p.diffConfig(ctx, req) // providerres.go
+	}
+	if p.isComponent(ctx, req.Resource.Type) {
+		return p.diffComponent(ctx, req) // component.go
 	}
 	if p.configReplaced() {
 		// Pulumi replaces every resource of a provider replaced by DiffConfig
@@ -517,6 +527,9 @@ func (p *Provider) create(ctx context.Context, req provider.CreateRequest, previ
 	if p.isOwn(req.Resource.Type) {
 		return p.createProvider(req, preview), nil // providerres.go
 	}
+	if p.isComponent(ctx, req.Resource.Type) {
+		return p.createComponent(ctx, req, preview) // component.go
+	}
 	if preview && (unconfigured || !p.supportsPreview) {
 		resp.Outputs = req.Props
 		return resp, nil
@@ -570,8 +583,8 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
 	}
-	if p.isOwn(req.Resource.Type) { // a provider resource exists as long as its row
-		return provider.ReadResponse{ID: req.ID, Props: req.Props, Outputs: req.Outputs}, nil
+	if p.isOwn(req.Resource.Type) || p.isComponent(ctx, req.Resource.Type) { // exists as long as its row
+		return provider.ReadResponse{ID: req.ID, Props: req.Props, Outputs: req.Outputs, Private: req.Private}, nil
 	}
 	outs, ins, err := p.stored(req.Outputs, req.Props)
 	if err != nil {
@@ -633,6 +646,9 @@ func (p *Provider) update(ctx context.Context, req provider.UpdateRequest, previ
 	if p.isOwn(req.Resource.Type) { // the new configuration is what the instance was configured with
 		resp.Outputs = req.NewProps
 		return resp, nil
+	}
+	if p.isComponent(ctx, req.Resource.Type) {
+		return p.updateComponent(ctx, req, preview) // component.go
 	}
 	if preview && (unconfigured || !p.supportsPreview) {
 		resp.Outputs = req.NewProps
@@ -705,6 +721,9 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (prov
 	}
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
+	}
+	if p.isComponent(ctx, req.Resource.Type) {
+		return p.deleteComponent(ctx, req) // component.go
 	}
 	outs, ins, err := p.stored(req.Outputs, req.Props)
 	if err != nil {

@@ -83,6 +83,7 @@ func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, o
 // DiffConfig says so (the provider resource is planned before the resources it serves).
 func (p *Provider) diffConfig(ctx context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
 	var resp provider.DiffResponse
+	p.comp.setSelf(p.resURN(req.Resource), req.ID)
 	olds, oldInputs, news, err := p.enc(true).change(req.OldOutputs, req.OldProps, p.withVersion(req.NewProps))
 	if err != nil {
 		return resp, err
@@ -126,7 +127,9 @@ func (p *Provider) createProvider(req provider.CreateRequest, preview bool) prov
 	if preview {
 		return provider.CreateResponse{Outputs: req.Props}
 	}
-	return provider.CreateResponse{ID: newUUID(), Outputs: req.Props}
+	id := newUUID()
+	p.comp.setSelf(p.resURN(req.Resource), id)
+	return provider.CreateResponse{ID: id, Outputs: req.Props}
 }
 
 // newUUID is a random (version 4) UUID, as Pulumi gives providers.
