@@ -3,6 +3,7 @@ package pulumistate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/provider/pulumirpc"
@@ -13,16 +14,19 @@ import (
 // registered) and then every resource the Construct registered beneath it, in registration
 // order. providerRef is the reference of the provider that served the component, which its
 // children registered without a provider of their own used too.
-func componentStates(ctx context.Context, s *sealer, comp resourceState, st pulumirpc.ComponentState, providerRef string, modified *time.Time) ([]resourceState, error) {
-	comp.URN, comp.Custom, comp.ID, comp.Inputs, comp.Provider, comp.Parent = st.URN, false, "", nil, "", ""
+func componentStates(ctx context.Context, u urns, s *sealer, comp resourceState, st pulumirpc.ComponentState, providerRef string, modified *time.Time) ([]resourceState, error) {
+	comp.URN, comp.Custom, comp.ID, comp.Inputs, comp.Provider, comp.Parent = u.rebase(st.URN), false, "", nil, "", ""
 	out := []resourceState{comp}
 	for _, ch := range st.Children {
 		ins, outs, err := ch.Values()
 		if err != nil {
 			return nil, err
 		}
-		rs := resourceState{URN: ch.URN, Custom: ch.Custom, ID: ch.ID, Type: ch.Type, Parent: ch.Parent, Dependencies: ch.Deps,
+		rs := resourceState{URN: u.rebase(ch.URN), Custom: ch.Custom, ID: ch.ID, Type: ch.Type, Parent: u.rebase(ch.Parent),
 			Created: modified, Modified: modified}
+		for _, d := range ch.Deps {
+			rs.Dependencies = append(rs.Dependencies, u.rebase(d))
+		}
 		if ch.Custom {
 			rs.Provider = ch.Provider
 			if rs.Provider == "" {
@@ -44,4 +48,15 @@ func componentStates(ctx context.Context, s *sealer, comp resourceState, st pulu
 		out = append(out, rs)
 	}
 	return out, nil
+}
+
+// rebase gives a URN the export's stack and project: a Construct's URNs were made with the
+// names the plugin was given, which may name the project differently (the stack's name when
+// the project is not passed to plugins).
+func (u urns) rebase(urn string) string {
+	parts := strings.SplitN(strings.TrimPrefix(urn, "urn:pulumi:"), "::", 4)
+	if urn == "" || len(parts) != 4 {
+		return urn
+	}
+	return u.make(parts[2], parts[3])
 }

@@ -189,7 +189,7 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			if err != nil {
 				return fmt.Errorf("%s: %w", r.Name, err)
 			}
-			states, err := componentStates(ctx, s, rs, cs, ref, rs.Modified)
+			states, err := componentStates(ctx, u, s, rs, cs, ref, rs.Modified)
 			if err != nil {
 				return fmt.Errorf("%s: %w", r.Name, err)
 			}

@@ -274,6 +274,7 @@ func (p *Provider) construct(ctx context.Context, res provider.Resource, inputs 
 	if out.outputs, err = p.decode(r.GetState(), inputs); err != nil {
 		return out, err
 	}
+	out.outputs = canonicalRefs(out.outputs)
 	if !dryRun && !out.outputs.IsWhollyKnown() {
 		return out, fmt.Errorf("provider %s: Construct of %s returned unknown outputs outside a preview", p.opts.Package, res.Name)
 	}

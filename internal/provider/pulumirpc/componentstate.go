@@ -7,6 +7,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/value"
+	psig "github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 )
 
 // ComponentState is what a component resource (a type the package schema marks isComponent)
@@ -81,4 +82,31 @@ func marshalValue(v cty.Value) (json.RawMessage, error) {
 		return nil, nil
 	}
 	return value.Marshal(v)
+}
+
+// canonicalRefs rewrites the resource references in v as Pulumi's engine stores them:
+// signature, urn, id (custom resources) and packageVersion, whatever else the plugin's SDK
+// wrote into them (name and type, from the Go SDK).
+func canonicalRefs(v cty.Value) cty.Value {
+	out, err := cty.Transform(v, func(_ cty.Path, v cty.Value) (cty.Value, error) {
+		plain, marks := v.Unmark()
+		if !plain.IsKnown() || plain.IsNull() || !plain.Type().IsObjectType() || !plain.Type().HasAttribute(psig.Key) {
+			return v, nil
+		}
+		sig := plain.GetAttr(psig.Key)
+		if !sig.IsKnown() || sig.IsNull() || sig.Type() != cty.String || sig.AsString() != psig.ResourceReference {
+			return v, nil
+		}
+		ref := map[string]cty.Value{psig.Key: sig, "packageVersion": cty.StringVal("")}
+		for _, k := range []string{"urn", "id", "packageVersion"} {
+			if plain.Type().HasAttribute(k) {
+				ref[k] = plain.GetAttr(k)
+			}
+		}
+		return cty.ObjectVal(ref).WithMarks(marks), nil
+	})
+	if err != nil {
+		return v
+	}
+	return out
 }

@@ -312,6 +312,7 @@ func (m *monitor) RegisterResourceOutputs(_ context.Context, req *pulumirpc.Regi
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%s: %v", req.GetUrn(), err)
 	}
+	outs = canonicalRefs(outs)
 	if m.dryRun {
 		return &emptypb.Empty{}, nil
 	}
