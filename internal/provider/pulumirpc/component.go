@@ -107,8 +107,8 @@ func (p *Provider) isComponent(ctx context.Context, typ string) bool {
 	return p.comp.types[typ]
 }
 
-// cachedSchema is the package schema from the memory cache Schema fills, else from the
-// running plugin.
+// cachedSchema is the package schema from the memory cache Schema fills (the front end's
+// token resolution read it), else from the running plugin.
 func (p *Provider) cachedSchema(ctx context.Context) ([]byte, error) {
 	key := schemaKey(p.opts.Package, p.opts.Executable)
 	if key != "" {
@@ -119,11 +119,7 @@ func (p *Provider) cachedSchema(ctx context.Context) ([]byte, error) {
 			return b, nil
 		}
 	}
-	b, err := p.PackageSchema(ctx)
-	if err == nil {
-		remember(key, b)
-	}
-	return b, err
+	return p.PackageSchema(ctx) // read once per instance (isComponent); not cached: Schema fills the caches
 }
 
 // diffComponent: a component changes when its inputs do (Pulumi calls Construct on every
