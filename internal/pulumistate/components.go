@@ -60,3 +60,15 @@ func (u urns) rebase(urn string) string {
 	}
 	return u.make(parts[2], parts[3])
 }
+
+// refuseComponents says plainly that a deployment holding component resources cannot be
+// pushed yet: cairn keeps a component's children in the component's private data, which a
+// push does not rebuild.
+func refuseComponents(rs []resourceState) error {
+	for _, r := range rs {
+		if !r.Custom && r.Type != stackType && !r.Delete {
+			return fmt.Errorf("the deployment holds component resource %s: pushing component resources is not supported yet", r.URN)
+		}
+	}
+	return nil
+}

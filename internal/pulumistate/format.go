@@ -260,6 +260,9 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 	}
 	var snap template.StateSnapshot
 	seen := map[string]bool{}
+	if err := refuseComponents(d.Resources); err != nil {
+		return snap, err
+	}
 	for _, r := range d.Resources {
 		if r.Type == stackType && !r.Custom {
 			outs, err := o.decodeObject(ctx, r.Outputs)

@@ -251,7 +251,7 @@ func (p *Provider) construct(ctx context.Context, res provider.Resource, inputs 
 		}
 	}
 	if !dryRun {
-		if out.private, err = st.encode(); err != nil {
+		if out.private, err = st.Encode(); err != nil {
 			return out, err
 		}
 	}
@@ -290,7 +290,7 @@ func (p *Provider) construct(ctx context.Context, res provider.Resource, inputs 
 		}
 		if err != nil {
 			st.Children = append(st.Children, ch) // still there: kept for the next try
-			out.private, _ = st.encode()
+			out.private, _ = st.Encode()
 			out.diags = append(out.diags, diag.Errorf(diag.Range{}, "", "deleting %s, no longer part of component %s: %s", ch.URN, res.Name, err))
 			return out, nil
 		}

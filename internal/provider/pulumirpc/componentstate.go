@@ -54,7 +54,8 @@ func DecodeComponentState(private []byte) (ComponentState, bool, error) {
 	return s, true, nil
 }
 
-func (s ComponentState) encode() ([]byte, error) {
+// Encode is the private data that holds s.
+func (s ComponentState) Encode() ([]byte, error) {
 	s.Component = componentMark
 	return json.Marshal(s)
 }
