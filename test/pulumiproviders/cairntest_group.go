@@ -85,4 +85,3 @@ func (p *cairntest) Construct(ctx context.Context, req *pulumirpc.ConstructReque
 	}
 	return &pulumirpc.ConstructResponse{Urn: group.GetUrn(), State: marshal(state)}, nil
 }
-
