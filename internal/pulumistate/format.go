@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/provider/pulumirpc"
 	"github.com/cairn-dev/cairn/internal/template"
 )
 
@@ -195,6 +196,21 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			m := r.Modified.UTC()
 			rs.Created, rs.Modified = &m, &m
 		}
+		if cs, ok, err := pulumirpc.DecodeComponentState(r.Private); err != nil || ok {
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.Name, err)
+			}
+			ref, err := providerRef(r.Provider)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.Name, err)
+			}
+			states, err := componentStates(ctx, u, s, rs, cs, ref, rs.Modified)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.Name, err)
+			}
+			out = append(out, states...)
+			return nil
+		}
 		out = append(out, rs)
 		return nil
 	}
@@ -259,6 +275,9 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 	}
 	var snap template.StateSnapshot
 	seen := map[string]bool{}
+	if err := refuseComponents(d.Resources); err != nil {
+		return snap, err
+	}
 	for _, r := range d.Resources {
 		if r.Type == stackType && !r.Custom {
 			outs, err := o.decodeObject(ctx, r.Outputs)

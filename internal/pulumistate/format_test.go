@@ -208,3 +208,13 @@ func TestDecodeRefusesHugeNumbers(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestDecodeRefusesComponents(t *testing.T) {
+	b := []byte(`{"version":3,"deployment":{"manifest":{"time":"2026-01-01T00:00:00Z","magic":"","version":""},"resources":[` +
+		`{"urn":"urn:pulumi:s::p::pulumi:pulumi:Stack::p-s","custom":false,"type":"pulumi:pulumi:Stack"},` +
+		`{"urn":"urn:pulumi:s::p::component:index:C::c","custom":false,"type":"component:index:C"}]}}`)
+	_, err := Format{Project: "p"}.Decode(context.Background(), &template.Stack{}, b, template.StateKeys{})
+	if err == nil || !strings.Contains(err.Error(), "component resource urn:pulumi:s::p::component:index:C::c") {
+		t.Errorf("Decode of a deployment with a component: %v", err)
+	}
+}

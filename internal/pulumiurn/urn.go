@@ -33,3 +33,13 @@ func Name(urn string) (string, error) {
 	}
 	return parts[3], nil
 }
+
+// Project is the project a URN names ("" when urn is not a Pulumi URN).
+func Project(urn string) string {
+	rest, ok := strings.CutPrefix(urn, "urn:pulumi:")
+	parts := strings.SplitN(rest, "::", 4)
+	if !ok || len(parts) != 4 {
+		return ""
+	}
+	return parts[1]
+}

@@ -14,3 +14,12 @@ func TestURNs(t *testing.T) {
 		t.Error("a URN without a name was read")
 	}
 }
+
+func TestProject(t *testing.T) {
+	if got := Project(New("dev", "web", "a:b:C", "x::y")); got != "web" {
+		t.Fatalf("Project = %q, want web", got)
+	}
+	if got := Project("not-a-urn"); got != "" {
+		t.Fatalf("Project of junk = %q", got)
+	}
+}

@@ -41,6 +41,8 @@ type StateResource struct {
 	// Failed says the resource's last create failed after the provider made it.
 	Failed   bool
 	Modified time.Time
+	// Private is the provider's opaque data of the resource (a Pulumi component's children).
+	Private []byte
 }
 
 // StateOutput is one stack output.

@@ -6,7 +6,8 @@ package main
 // deleted behind the engine's back (Read answers an empty id), previews with unknowns, and
 // detailed diffs with replaces, deleteBeforeReplace and stables.
 //
-// One type, cairntest:index:Thing. Inputs:
+// A custom type, cairntest:index:Thing, and a component, cairntest:index:Group
+// (cairntest_group.go). The Thing's inputs:
 //
 //	value               string  changed in place
 //	key                 string  a change replaces the thing
@@ -429,7 +430,7 @@ var cairntestSchema = func() string {
 		"resources": map[string]any{thingType: map[string]any{
 			"description": "A thing kept in $CAIRNTEST_DIR/things.", "inputProperties": inputs,
 			"properties": outs, "required": required,
-		}},
+		}, groupType: groupSchema},
 	})
 	if err != nil {
 		panic(err)

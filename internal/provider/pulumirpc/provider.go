@@ -76,6 +76,8 @@ type Provider struct {
 	emptyRefused bool
 	// confURN is the URN of the provider configuration the engine configured it as.
 	confURN string
+
+	comp components // component resources served through Construct (component.go)
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -346,7 +348,7 @@ func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, o
 	if p.isOwn(req.Resource.Type) {
 		return p.checkConfig(ctx, req, olds) // providerres.go
 	}
-	if unconfigured {
+	if unconfigured || p.isComponent(ctx, req.Resource.Type) { // Pulumi never Checks a component
 		resp.Props = req.Props
 		return resp, nil
 	}
@@ -387,6 +389,9 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	}
 	if p.isOwn(req.Resource.Type) {
 		return p.diffConfig(ctx, req) // providerres.go
+	}
+	if p.isComponent(ctx, req.Resource.Type) {
+		return p.diffComponent(ctx, req) // component.go
 	}
 	if p.configReplaced() {
 		// Pulumi replaces every resource of a provider replaced by DiffConfig
@@ -554,6 +559,9 @@ func (p *Provider) create(ctx context.Context, req provider.CreateRequest, previ
 	if p.isOwn(req.Resource.Type) {
 		return p.createProvider(req, preview), nil // providerres.go
 	}
+	if p.isComponent(ctx, req.Resource.Type) {
+		return p.createComponent(ctx, req, preview) // component.go
+	}
 	if preview && (unconfigured || !p.supportsPreview) {
 		resp.Outputs = req.Props
 		return resp, nil
@@ -607,8 +615,8 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
 	}
-	if p.isOwn(req.Resource.Type) { // a provider resource exists as long as its row
-		return provider.ReadResponse{ID: req.ID, Props: req.Props, Outputs: req.Outputs}, nil
+	if p.isOwn(req.Resource.Type) || p.isComponent(ctx, req.Resource.Type) { // exists as long as its row
+		return provider.ReadResponse{ID: req.ID, Props: req.Props, Outputs: req.Outputs, Private: req.Private}, nil
 	}
 	outs, ins, err := p.stored(req.Outputs, req.Props)
 	if err != nil {
@@ -670,6 +678,9 @@ func (p *Provider) update(ctx context.Context, req provider.UpdateRequest, previ
 	if p.isOwn(req.Resource.Type) { // the new configuration is what the instance was configured with
 		resp.Outputs = req.NewProps
 		return resp, nil
+	}
+	if p.isComponent(ctx, req.Resource.Type) {
+		return p.updateComponent(ctx, req, preview) // component.go
 	}
 	if preview && (unconfigured || !p.supportsPreview) {
 		resp.Outputs = req.NewProps
@@ -742,6 +753,9 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (prov
 	}
 	if _, err := p.ready(ctx); err != nil {
 		return resp, err
+	}
+	if p.isComponent(ctx, req.Resource.Type) {
+		return p.deleteComponent(ctx, req) // component.go
 	}
 	outs, ins, err := p.stored(req.Outputs, req.Props)
 	if err != nil {

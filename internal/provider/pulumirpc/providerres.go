@@ -85,6 +85,7 @@ func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, o
 // DiffConfig says so (the provider resource is planned before the resources it serves).
 func (p *Provider) diffConfig(ctx context.Context, req provider.DiffRequest) (provider.DiffResponse, error) {
 	var resp provider.DiffResponse
+	p.comp.setSelf(p.resURN(req.Resource), req.ID)
 	olds, oldInputs, news, err := p.enc(true).change(withoutInternal(req.OldOutputs), withoutInternal(req.OldProps), withoutInternal(p.withSettings(req.NewProps)))
 	if err != nil {
 		return resp, err
@@ -128,7 +129,9 @@ func (p *Provider) createProvider(req provider.CreateRequest, preview bool) prov
 	if preview {
 		return provider.CreateResponse{Outputs: withoutInternal(req.Props)}
 	}
-	return provider.CreateResponse{ID: newUUID(), Outputs: withoutInternal(req.Props)}
+	id := newUUID()
+	p.comp.setSelf(p.resURN(req.Resource), id)
+	return provider.CreateResponse{ID: id, Outputs: withoutInternal(req.Props)}
 }
 
 // newUUID is a random (version 4) UUID, as Pulumi gives providers.
