@@ -249,6 +249,9 @@ func (r *run) load(ctx context.Context, ho *handoff) error {
 		}
 		r.tmpl, r.ps = tmpl, ps
 	}
+	if r.tmpl != nil {
+		r.pol = r.tmpl.Policy // with what the parse gave it (the stack's URNs, its state format)
+	}
 	r.sc = newScope(ctx, r.tmpl)
 	attachEphemerals(ctx, r.sc, r.tmpl, r.ps) // ephemeral.go
 	return nil
