@@ -157,8 +157,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	var resp provider.ConfigureResponse
 	config = p.withVersion(config)
 	urn := p.providerURN()
-	enc := encoder{secrets: true, preview: true}
-	news, err := enc.toStruct(config)
+	news, err := configEncoder(true).toStruct(config)
 	if err != nil {
 		return resp, fmt.Errorf("provider %s: configuration: %w", p.opts.Package, err)
 	}
@@ -176,13 +175,16 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 		resp.Diagnostics = ds
 		return resp, nil
 	}
-	args := checked.GetInputs()
-	if args == nil {
-		args = news
+	checkedVal := config
+	if ins := checked.GetInputs(); ins != nil {
+		if checkedVal, err = fromStruct(ins); err != nil {
+			return resp, fmt.Errorf("provider %s: CheckConfig reply: %w", p.opts.Package, err)
+		}
+		checkedVal = annotateSecrets(checkedVal, config)
 	}
-	checkedVal, err := fromStruct(args)
+	args, err := encoder{secrets: true, preview: true}.toStruct(checkedVal)
 	if err != nil {
-		return resp, fmt.Errorf("provider %s: CheckConfig reply: %w", p.opts.Package, err)
+		return resp, fmt.Errorf("provider %s: configuration: %w", p.opts.Package, err)
 	}
 	if !checkedVal.IsWhollyKnown() {
 		p.configured, p.unconfigured = true, true

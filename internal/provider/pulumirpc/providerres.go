@@ -45,11 +45,11 @@ func (p *Provider) withVersion(config cty.Value) cty.Value {
 func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, olds cty.Value) (provider.CheckResponse, error) {
 	var resp provider.CheckResponse
 	props := p.withVersion(req.Props)
-	news, err := p.enc(true).toStruct(props)
+	news, err := configEncoder(true).toStruct(props)
 	if err != nil {
 		return resp, err
 	}
-	oldInputs, err := p.enc(true).toStruct(olds)
+	oldInputs, err := configEncoder(true).toStruct(olds)
 	if err != nil {
 		return resp, err
 	}
@@ -74,8 +74,12 @@ func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, o
 		resp.Props = props
 		return resp, nil
 	}
-	resp.Props, err = p.decode(r.GetInputs(), props)
-	return resp, err
+	checked, err := fromStruct(r.GetInputs())
+	if err != nil {
+		return resp, fmt.Errorf("provider %s: CheckConfig reply: %w", p.opts.Package, err)
+	}
+	resp.Props = annotateSecrets(checked, props)
+	return resp, nil
 }
 
 // diffConfig is Diff of a provider resource. A replacement is remembered: every resource this
