@@ -220,12 +220,15 @@ func (p *parser) invokeResources() []*template.Resource {
 			Range: inv.rng, TypeRange: inv.rng, DeletionPolicy: template.Delete, UpdateReplacePolicy: template.Delete,
 			PropertyRanges: map[string]diag.Range{"": inv.rng}}
 		deps := map[string]bool{}
-		for _, d := range append(p.deps(inv.args, inv.where), inv.dependsOn...) {
+		for _, d := range p.deps(inv.args, inv.where) {
 			deps[d] = true
 		}
+		for _, d := range inv.dependsOn {
+			deps[p.prog.nameOf(d)] = true
+		}
 		if inv.provider != "" {
-			deps[inv.provider] = true
-			p.providerOpt[name] = inv.provider
+			deps[p.prog.nameOf(inv.provider)] = true
+			p.providerOpt[name] = p.prog.nameOf(inv.provider)
 		}
 		if !p.prog.resources[inv.provider] && inv.provider != "" {
 			p.errorf(inv.where, "${%s} is not a resource", inv.provider)
