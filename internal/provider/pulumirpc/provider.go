@@ -58,7 +58,9 @@ type Provider struct {
 	acceptSecrets   bool
 	acceptResources bool
 	supportsPreview bool
-	handshook       bool
+	// acceptByteStrings: the plugin said at Handshake it takes byte-string objects.
+	acceptByteStrings bool
+	handshook         bool
 
 	mu         sync.Mutex
 	configured bool
@@ -92,6 +94,7 @@ func Launch(ctx context.Context, opts Options) (*Provider, error) {
 	if !legacy {
 		p.handshook = true
 		p.acceptSecrets, p.acceptResources, p.supportsPreview = hs.GetAcceptSecrets(), hs.GetAcceptResources(), true
+		p.acceptByteStrings = hs.GetAcceptsByteString()
 	}
 	ictx, cancel := context.WithTimeout(ctx, handshakeTimeout) // a plugin that hangs here must not hang the run
 	defer cancel()
@@ -278,7 +281,7 @@ func (p *Provider) ready(ctx context.Context) (unconfigured bool, err error) {
 
 // encoder for sending to this plugin; preview allows unknowns.
 func (p *Provider) enc(preview bool) encoder {
-	return encoder{secrets: p.acceptSecrets, preview: preview}
+	return encoder{secrets: p.acceptSecrets, preview: preview, byteStrings: p.acceptByteStrings}
 }
 
 // decode converts a reply and, for a plugin that does not take secrets, marks again the
