@@ -2,6 +2,7 @@ package pulumiyaml
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/zclconf/go-cty/cty"
@@ -70,4 +71,36 @@ func parameter(st *template.Stack, name string) *template.Parameter {
 		}
 	}
 	return nil
+}
+
+// TestPropertyDependencies: each top-level property lists the resources its value comes
+// from; an invoke's result counts as what its arguments use and its dependsOn names.
+func TestPropertyDependencies(t *testing.T) {
+	files := map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\n", "Main.yaml": `resources:
+  first: {type: simple:Resource, properties: {value: true}}
+  other: {type: simple:Resource, properties: {value: true}}
+  second:
+    type: simple:Resource
+    properties:
+      value: ${data.result}
+      plain: x
+      both: ["${other.value}", "${arg.result}"]
+    options: {dependsOn: ["${other}"]}
+variables:
+  data:
+    fn::invoke: {function: simple-invoke:myInvoke, arguments: {value: hello}, options: {dependsOn: ["${first}"]}}
+  arg:
+    fn::invoke: {function: simple-invoke:myInvoke, arguments: {value: "${data.result}"}}
+`}
+	st, ds := Parse(context.Background(), files, "dev", nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	want := map[string][]string{"value": {"first"}, "plain": {}, "both": {"first", "other"}}
+	got := st.Resource("second").PropertyDeps
+	for k, w := range want {
+		if g := got[k]; len(g) != len(w) || (len(w) > 0 && strings.Join(g, ",") != strings.Join(w, ",")) {
+			t.Errorf("property %s depends on %v, want %v", k, g, w)
+		}
+	}
 }

@@ -93,6 +93,7 @@ func (p *parser) resource(e entry) *template.Resource {
 		deps[d] = true
 	}
 	r.DependsOn = slices.Sorted(maps.Keys(deps))
+	p.propertyDeps(r, props, e.at) // after the walk above, which reports what is wrong
 	return r
 }
 
