@@ -295,7 +295,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 		}
 	}
 	st.Resources = append(st.Resources, p.invokeResources()...) // invoke.go
-	p.expandInvokeDeps(st)                                     // propdeps.go
+	p.expandInvokeDeps(st)                                      // propdeps.go
 	st.Requirements = p.requirements(st.Resources)
 	p.inherit(st)         // options.go: before the providers are assigned
 	p.assignProviders(st) // providers.go
