@@ -24,10 +24,12 @@ import (
 
 // schemaProperty is one property of a schema object, as much as the front end reads.
 type schemaProperty struct {
-	Type             string `json:"type"`
-	Ref              string `json:"$ref"`
-	Secret           bool   `json:"secret"`
-	ReplaceOnChanges bool   `json:"replaceOnChanges"`
+	Type                 string          `json:"type"`
+	Ref                  string          `json:"$ref"`
+	Secret               bool            `json:"secret"`
+	ReplaceOnChanges     bool            `json:"replaceOnChanges"`
+	Items                *schemaProperty `json:"items"`
+	AdditionalProperties *schemaProperty `json:"additionalProperties"`
 }
 
 // schemaObject is a resource, the provider or an object type of a schema.
@@ -38,6 +40,7 @@ type schemaObject struct {
 
 // resourceFacts are a resource type's schema facts (or the provider's).
 type resourceFacts struct {
+	inputs           map[string]schemaProperty // typecheck.go
 	secretInputs     map[string]bool
 	secretOutputs    []string
 	replaceOnChanges []string
@@ -53,7 +56,7 @@ type schemaDoc struct {
 
 // factsOf reads the facts of one resource (or the provider) of doc.
 func (doc *schemaDoc) factsOf(obj schemaObject) *resourceFacts {
-	f := &resourceFacts{secretInputs: map[string]bool{}}
+	f := &resourceFacts{secretInputs: map[string]bool{}, inputs: obj.InputProperties}
 	for name, prop := range obj.InputProperties {
 		if prop.Secret {
 			f.secretInputs[name] = true
@@ -152,6 +155,9 @@ func (p *parser) applySchema(r *template.Resource, t *packageTokens) {
 	}
 	if f == nil {
 		return
+	}
+	if x, ok := r.Properties.(rootExpr); ok {
+		p.typecheck(r, x.x, f.inputs)
 	}
 	for _, name := range f.secretOutputs {
 		if !slices.Contains(r.SecretOutputs, name) {
