@@ -237,6 +237,9 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet,
 		return diags.Append(diag.Errorf(r.Range, path, "cannot check resource: %s", err))
 	}
 	for _, f := range resp.Failures {
+		if judgedAtRun(props, f.Property) {
+			continue
+		}
 		diags = diags.Append(checkDiag(st, r, f, diag.Error))
 	}
 	for _, f := range resp.Warnings {

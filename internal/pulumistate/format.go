@@ -183,6 +183,15 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 				}
 			}
 			rs.HideDiff = res.HideDiffs
+			if !strings.HasPrefix(r.Type, "pulumi:providers:") {
+				rs.PropertyDependencies = propertyDependencies(rs.Inputs, res.PropertyDeps, func(name string) (string, bool) {
+					dr, ok := rows[name]
+					if !ok {
+						return "", false
+					}
+					return u.urn(dr.Name, dr.Type), true
+				})
+			}
 			if res.DeletedWith != "" {
 				if dr, ok := rows[res.DeletedWith]; ok {
 					rs.DeletedWith = u.urn(dr.Name, dr.Type)
@@ -380,4 +389,23 @@ func mustJSON(v any) []byte {
 		panic(err) // only maps, strings and raw JSON already checked
 	}
 	return b
+}
+
+// propertyDependencies is a resource's propertyDependencies as Pulumi writes them: every input
+// property, with the URNs of the resources its value comes from (empty when none).
+func propertyDependencies(inputs map[string]any, deps map[string][]string, urnOf func(string) (string, bool)) map[string][]string {
+	if len(inputs) == 0 {
+		return nil
+	}
+	out := make(map[string][]string, len(inputs))
+	for key := range inputs {
+		urns := []string{}
+		for _, d := range deps[key] {
+			if urn, ok := urnOf(d); ok {
+				urns = append(urns, urn)
+			}
+		}
+		out[key] = urns
+	}
+	return out
 }

@@ -16,7 +16,8 @@ import (
 func testStack() *template.Stack {
 	return &template.Stack{Resources: []*template.Resource{
 		{Name: "a", Type: "simple:index:Resource", Provider: "pulumi:providers:simple::default"},
-		{Name: "b", Type: "simple:index:Resource", Provider: "pulumi:providers:simple::default", PreventDestroy: true},
+		{Name: "b", Type: "simple:index:Resource", Provider: "pulumi:providers:simple::default", PreventDestroy: true,
+			Options: template.Options{PropertyDeps: map[string][]string{"value": {"a"}}}},
 	}}
 }
 
@@ -81,6 +82,10 @@ func TestEncodeAsPulumiExports(t *testing.T) {
 	}
 	if len(b2.Dependencies) != 1 || b2.Dependencies[0] != want[2] {
 		t.Errorf("b's dependencies: %v", b2.Dependencies)
+	}
+	// Every input property, with the resources it comes from (none: empty), as Pulumi writes them.
+	if pd := b2.PropertyDependencies; len(pd) != 2 || len(pd["value"]) != 1 || pd["value"][0] != want[2] || pd["pw"] == nil || len(pd["pw"]) != 0 {
+		t.Errorf("b's propertyDependencies: %#v", pd)
 	}
 	if prov.Inputs["version"] != "2.0.0" {
 		t.Errorf("provider inputs %v", prov.Inputs)

@@ -202,6 +202,7 @@ func (p *process) handshake(ctx context.Context, dir string) (resp *pulumirpc.Pr
 		ProgramDirectory:  &dir,
 		ConfigureWithUrn:  true,
 		InvokeWithPreview: true,
+		AcceptsByteString: true, // bytestrings.go
 	}
 	for {
 		resp, err = p.client.Handshake(ctx, req)

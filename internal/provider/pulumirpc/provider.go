@@ -62,7 +62,9 @@ type Provider struct {
 	acceptSecrets   bool
 	acceptResources bool
 	supportsPreview bool
-	handshook       bool
+	// acceptByteStrings: the plugin said at Handshake it takes byte-string objects.
+	acceptByteStrings bool
+	handshook         bool
 
 	mu         sync.Mutex
 	configured bool
@@ -100,6 +102,7 @@ func Launch(ctx context.Context, opts Options) (*Provider, error) {
 	if !legacy {
 		p.handshook = true
 		p.acceptSecrets, p.acceptResources, p.supportsPreview = hs.GetAcceptSecrets(), hs.GetAcceptResources(), true
+		p.acceptByteStrings = hs.GetAcceptsByteString()
 	}
 	ictx, cancel := context.WithTimeout(ctx, handshakeTimeout) // a plugin that hangs here must not hang the run
 	defer cancel()
@@ -196,8 +199,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	var resp provider.ConfigureResponse
 	config = withoutInternal(p.withVersion(config))
 	urn, pname := p.providerURN(), p.providerName()
-	enc := encoder{secrets: true, preview: true}
-	news, err := enc.toStruct(config)
+	news, err := configEncoder(true).toStruct(config)
 	if err != nil {
 		return resp, fmt.Errorf("provider %s: configuration: %w", p.opts.Package, err)
 	}
@@ -215,13 +217,16 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 		resp.Diagnostics = ds
 		return resp, nil
 	}
-	args := checked.GetInputs()
-	if args == nil {
-		args = news
+	checkedVal := config
+	if ins := checked.GetInputs(); ins != nil {
+		if checkedVal, err = fromStruct(ins); err != nil {
+			return resp, fmt.Errorf("provider %s: CheckConfig reply: %w", p.opts.Package, err)
+		}
+		checkedVal = annotateSecrets(checkedVal, config)
 	}
-	checkedVal, err := fromStruct(args)
+	args, err := encoder{secrets: true, preview: true}.toStruct(checkedVal)
 	if err != nil {
-		return resp, fmt.Errorf("provider %s: CheckConfig reply: %w", p.opts.Package, err)
+		return resp, fmt.Errorf("provider %s: configuration: %w", p.opts.Package, err)
 	}
 	if !checkedVal.IsWhollyKnown() {
 		p.configured, p.unconfigured = true, true
@@ -315,7 +320,7 @@ func (p *Provider) ready(ctx context.Context) (unconfigured bool, err error) {
 
 // encoder for sending to this plugin; preview allows unknowns.
 func (p *Provider) enc(preview bool) encoder {
-	return encoder{secrets: p.acceptSecrets, preview: preview}
+	return encoder{secrets: p.acceptSecrets, preview: preview, byteStrings: p.acceptByteStrings}
 }
 
 // decode converts a reply and, for a plugin that does not take secrets, marks again the

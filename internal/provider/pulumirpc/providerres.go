@@ -46,11 +46,11 @@ func (p *Provider) withVersion(config cty.Value) cty.Value {
 func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, olds cty.Value) (provider.CheckResponse, error) {
 	var resp provider.CheckResponse
 	props := p.withSettings(req.Props)
-	news, err := p.enc(true).toStruct(withoutInternal(props))
+	news, err := configEncoder(true).toStruct(withoutInternal(props))
 	if err != nil {
 		return resp, err
 	}
-	oldInputs, err := p.enc(true).toStruct(withoutInternal(olds))
+	oldInputs, err := configEncoder(true).toStruct(withoutInternal(olds))
 	if err != nil {
 		return resp, err
 	}
@@ -75,9 +75,12 @@ func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, o
 		resp.Props = props
 		return resp, nil
 	}
-	checked, err := p.decode(r.GetInputs(), props)
-	resp.Props = withInternalOf(checked, props)
-	return resp, err
+	checked, err := fromStruct(r.GetInputs())
+	if err != nil {
+		return resp, fmt.Errorf("provider %s: CheckConfig reply: %w", p.opts.Package, err)
+	}
+	resp.Props = withInternalOf(annotateSecrets(checked, props), props)
+	return resp, nil
 }
 
 // diffConfig is Diff of a provider resource. A replacement is remembered: every resource this

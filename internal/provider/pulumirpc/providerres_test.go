@@ -12,9 +12,13 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/zclconf/go-cty/cty"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/value"
 )
 
 // fakePluginEnv makes this test binary serve fakePlugin instead of running the tests (see
@@ -34,8 +38,18 @@ func (fakePlugin) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.Plu
 	return &pulumirpc.PluginInfo{Version: "1.0.0"}, nil
 }
 
+// CheckConfig refuses a secret object, as a plugin that has not yet said it takes secrets may.
 func (fakePlugin) CheckConfig(_ context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
+	for k, v := range req.GetNews().GetFields() {
+		if isSecretObject(v) {
+			return &pulumirpc.CheckResponse{Failures: []*pulumirpc.CheckFailure{{Property: k, Reason: "CheckConfig got a secret object"}}}, nil
+		}
+	}
 	return &pulumirpc.CheckResponse{Inputs: req.GetNews()}, nil
+}
+
+func isSecretObject(v *structpb.Value) bool {
+	return v.GetStructValue().GetFields()["4dabf18193072939515e22adb298388d"].GetStringValue() == "1b47061264138c4ac30d75fd1eb44270"
 }
 
 func (fakePlugin) DiffConfig(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
@@ -45,7 +59,12 @@ func (fakePlugin) DiffConfig(_ context.Context, req *pulumirpc.DiffRequest) (*pu
 	return &pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_NONE}, nil
 }
 
-func (fakePlugin) Configure(context.Context, *pulumirpc.ConfigureRequest) (*pulumirpc.ConfigureResponse, error) {
+// Configure refuses a password that is not a secret object: Pulumi's engine sends the checked
+// configuration with its secrets marked again.
+func (fakePlugin) Configure(_ context.Context, req *pulumirpc.ConfigureRequest) (*pulumirpc.ConfigureResponse, error) {
+	if pw, ok := req.GetArgs().GetFields()["password"]; ok && !isSecretObject(pw) {
+		return nil, status.Error(codes.InvalidArgument, "Configure got the password plain")
+	}
 	return &pulumirpc.ConfigureResponse{AcceptSecrets: true, SupportsPreview: true}, nil
 }
 
@@ -154,5 +173,27 @@ func TestSchemaCachedOnDisk(t *testing.T) {
 	again, err := Schema(context.Background(), opts)
 	if err != nil || string(again) != string(b) {
 		t.Fatalf("Schema from the disk cache: %q %v", again, err)
+	}
+}
+
+// TestConfigSecretsAsPulumiSendsThem: CheckConfig gets the configuration's secrets plain, the
+// checked configuration it returns has them marked again, and Configure gets them as secret
+// objects (Pulumi's provider_plugin.go); both for a default provider's Configure and for the
+// Check of a provider resource.
+func TestConfigSecretsAsPulumiSendsThem(t *testing.T) {
+	ctx := context.Background()
+	p := launchFake(t)
+	config := cty.ObjectVal(map[string]cty.Value{"region": cty.StringVal("a"), "password": value.Secret(cty.StringVal("hunter2"))})
+	resp, err := p.Configure(ctx, provider.ConfigureRequest{Config: config})
+	if err != nil || resp.Diagnostics.HasErrors() {
+		t.Fatalf("Configure: %v %v", err, resp.Diagnostics)
+	}
+	chk, err := p.Check(ctx, provider.CheckRequest{Resource: res("pulumi:providers:fake", "prov"), Props: config})
+	if err != nil || len(chk.Failures) > 0 {
+		t.Fatalf("Check of the provider: %v %v", chk.Failures, err)
+	}
+	attrs := chk.Props.AsValueMap()
+	if !value.IsSecret(attrs["password"]) || value.IsSecret(attrs["region"]) {
+		t.Errorf("checked configuration: password secret %v, region secret %v; want true, false", value.IsSecret(attrs["password"]), value.IsSecret(attrs["region"]))
 	}
 }

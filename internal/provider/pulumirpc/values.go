@@ -132,8 +132,9 @@ func fromOutput(fields map[string]*structpb.Value) (cty.Value, error) {
 // encoder turns cty values into Pulumi properties under the protocol flags the provider
 // negotiated.
 type encoder struct {
-	secrets bool // the provider accepts secret objects; otherwise secrets travel plain
-	preview bool // unknowns are allowed
+	secrets     bool // the provider accepts secret objects; otherwise secrets travel plain
+	preview     bool // unknowns are allowed
+	byteStrings bool // the provider accepts byte-string objects (bytestrings.go)
 }
 
 // toStruct converts a cty object or map to a property bag; a null value is an empty bag.
@@ -208,6 +209,9 @@ func (e encoder) toPB(v cty.Value) (*structpb.Value, error) {
 		}
 		return structpb.NewListValue(&structpb.ListValue{Values: vals}), nil
 	case ty.IsObjectType() || ty.IsMapType():
+		if b64, ok := isByteString(v); ok && !e.byteStrings {
+			return byteStringText(b64)
+		}
 		s, err := e.toStruct(v)
 		if err != nil {
 			return nil, err

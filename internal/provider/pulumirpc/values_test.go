@@ -1,6 +1,7 @@
 package pulumirpc
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -140,5 +141,25 @@ func TestUnknownDiffKeepsProviderAnswer(t *testing.T) {
 	r = unknownDiff(answer, olds, olds)
 	if r.Changed || r.Replace {
 		t.Errorf("inputs equal: no change and no replacement whatever the plugin listed: %+v", r)
+	}
+}
+
+// TestByteStrings: a byte-string object reaches a plugin that accepted byte strings as it is,
+// one that did not as its text when that is UTF-8, and is refused otherwise.
+func TestByteStrings(t *testing.T) {
+	byteString := func(raw string) cty.Value {
+		return cty.ObjectVal(map[string]cty.Value{"bytes": cty.ObjectVal(map[string]cty.Value{
+			psig.Key: cty.StringVal(psig.ByteString), "value": cty.StringVal(base64.StdEncoding.EncodeToString([]byte(raw)))})})
+	}
+	s, err := encoder{byteStrings: true}.toStruct(byteString("\x00hello \x80\xfe"))
+	if f := s.GetFields()["bytes"].GetStructValue().GetFields(); err != nil || f[psig.Key].GetStringValue() != psig.ByteString || f["value"].GetStringValue() != "AGhlbGxvIID+" {
+		t.Errorf("to a plugin that accepts byte strings: %v %v", s, err)
+	}
+	s, err = encoder{}.toStruct(byteString("plain text"))
+	if err != nil || s.GetFields()["bytes"].GetStringValue() != "plain text" {
+		t.Errorf("UTF-8 bytes to a plugin that does not: %v %v", s, err)
+	}
+	if _, err := (encoder{}).toStruct(byteString("\x80\xfe")); err == nil || !strings.Contains(err.Error(), "non-UTF8") {
+		t.Errorf("other bytes to a plugin that does not: %v", err)
 	}
 }

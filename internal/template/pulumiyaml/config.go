@@ -15,7 +15,8 @@ import (
 
 // configDecl is one declared config key: `key: default` or `key: {type, default, secret}`.
 type configDecl struct {
-	name   string
+	name   string // as the program refers to it
+	key    string // as the stack config sets it: name, unless the declaration's name: says another
 	typ    string // string, number, integer, boolean, object, array or list<T> (see configType)
 	def    syntax.Node
 	secret bool
@@ -30,7 +31,7 @@ func parseConfigDecls(obj syntax.Node, path string) ([]*configDecl, diag.Diagnos
 	var out []*configDecl
 	var ds diag.Diagnostics
 	for _, e := range entries(o, path) {
-		d := &configDecl{name: e.key, at: e.at}
+		d := &configDecl{name: e.key, key: e.key, at: e.at}
 		items := ""
 		spec, isSpec := e.value.(*syntax.ObjectNode)
 		if !isSpec {
@@ -66,9 +67,16 @@ func parseConfigDecls(obj syntax.Node, path string) ([]*configDecl, diag.Diagnos
 						}
 					}
 				}
+			case "name": // the key in the stack's config; the program still says ${<name as declared>}
+				n, ok := f.value.(*syntax.StringNode)
+				if !ok || n.Value() == "" {
+					ds = append(ds, diag.Errorf(rangeOf(f.value), f.at.path, "name must be the config key to read"))
+					continue
+				}
+				d.key = n.Value()
 			case "description":
 			default:
-				ds = append(ds, diag.Errorf(f.at.rng, f.at.path, "unknown config property %q (expected type, default, secret, items or description)", f.key))
+				ds = append(ds, diag.Errorf(f.at.rng, f.at.path, "unknown config property %q (expected type, default, secret, items, name or description)", f.key))
 			}
 		}
 		if d.typ == "array" && items != "" {
@@ -167,17 +175,17 @@ func bindConfig(decls []*configDecl, given map[string]stackValue, stackFile stri
 	var ds diag.Diagnostics
 	declared := map[string]bool{}
 	for _, d := range decls {
-		if declared[d.name] {
-			ds = append(ds, diag.Errorf(d.at.rng, d.at.path, "config %q is declared twice", d.name))
+		if declared[d.key] {
+			ds = append(ds, diag.Errorf(d.at.rng, d.at.path, "config %q is declared twice", d.key))
 			continue
 		}
-		declared[d.name] = true
-		sv, ok := given[d.name]
+		declared[d.key] = true
+		sv, ok := given[d.key]
 		if !ok && d.def != nil {
 			sv, ok = stackValue{v: plain(d.def), rng: rangeOf(d.def)}, true
 		}
 		if !ok {
-			ds = append(ds, diag.Errorf(d.at.rng, d.at.path, "config %q has no value: set it in %s or pass it", d.name, stackFile))
+			ds = append(ds, diag.Errorf(d.at.rng, d.at.path, "config %q has no value: set it in %s or pass it", d.key, stackFile))
 			continue
 		}
 		v, err := convert(sv, d.typ)
@@ -186,10 +194,10 @@ func bindConfig(decls []*configDecl, given map[string]stackValue, stackFile stri
 			if secret { // the reason may quote the value
 				err = "the secret value is not a " + d.typ
 			}
-			ds = append(ds, diag.Errorf(sv.rng, d.at.path, "config %q: %s", d.name, err))
+			ds = append(ds, diag.Errorf(sv.rng, d.at.path, "config %q: %s", d.key, err))
 			continue
 		}
-		params = append(params, param(d.name, d.typ, v, secret, d.at.rng))
+		params = append(params, param(d.key, d.typ, v, secret, d.at.rng))
 		if secret {
 			v = value.Secret(v)
 		}

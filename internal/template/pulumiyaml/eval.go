@@ -16,6 +16,17 @@ type program struct {
 	resources      map[string]bool
 	src            *sources          // the project's files and directories
 	types          map[string]string // resource → its type token, once resolved (resinfo.go)
+	// names are the resources whose `name:` gives them another logical name (URN, state,
+	// events) than the key the program refers to them by: key → name.
+	names map[string]string
+}
+
+// nameOf is the logical name of the resource the program calls key.
+func (prog *program) nameOf(key string) string {
+	if n, ok := prog.names[key]; ok {
+		return n
+	}
+	return key
 }
 
 // evaluator evaluates the expressions of one Eval: variables are computed once each.
@@ -41,7 +52,7 @@ func (ev *evaluator) root(a *access) (cty.Value, []step, diag.Diagnostics) {
 		return v, a.steps, ds
 	}
 	if p.resources[a.root] {
-		rv, ok := ev.scope.Resource(a.root)
+		rv, ok := ev.scope.Resource(p.nameOf(a.root))
 		if !ok {
 			rv = template.UnknownResource
 		}

@@ -37,6 +37,7 @@ type invokeExpr struct {
 	version   string   // options.version
 	dependsOn []string // options.dependsOn
 	self      *access  // the access to its own result, through which deps find it
+	scalar    bool     // the schema's outputs are not an object: the result's one value is returned
 	where
 }
 
@@ -56,6 +57,9 @@ func (inv *invokeExpr) eval(ev *evaluator) (cty.Value, diag.Diagnostics) {
 		return cty.DynamicVal, nil
 	}
 	out := rv.Outputs
+	if inv.scalar {
+		return inv.single(out)
+	}
 	if inv.ret == "" {
 		return out, nil
 	}
@@ -68,6 +72,39 @@ func (inv *invokeExpr) eval(ev *evaluator) (cty.Value, diag.Diagnostics) {
 		return cty.DynamicVal, diag.Diagnostics{diag.Errorf(inv.rng, inv.path, "fn::invoke of %s: the result has no property %q to return", inv.token, inv.ret)}
 	}
 	return v.WithMarks(marks), nil
+}
+
+// single is the one value of a scalar-returning function's result, secret when anything in
+// the result was (the Go SDK's InvokePackageRaw reports a secret result as a whole). The
+// name of its one property is the plugin's choice, so it is not looked at.
+func (inv *invokeExpr) single(out cty.Value) (cty.Value, diag.Diagnostics) {
+	if inv.ret != "" {
+		return cty.DynamicVal, diag.Diagnostics{diag.Errorf(inv.rng, inv.path, "fn::invoke of %s has a non-object return value; cannot specify property '%s'", inv.token, inv.ret)}
+	}
+	plain, marks := out.Unmark()
+	if !plain.IsKnown() || plain.IsNull() {
+		return cty.DynamicVal.WithMarks(marks), nil
+	}
+	if !plain.Type().IsObjectType() && !plain.Type().IsMapType() {
+		return out, nil
+	}
+	secret := value.IsSecret(out)
+	attrs := plain.AsValueMap()
+	if len(attrs) == 0 {
+		return cty.NullVal(cty.DynamicPseudoType), nil
+	}
+	var ds diag.Diagnostics
+	if len(attrs) > 1 { // pulumi-yaml warns and takes one of them
+		d := diag.Errorf(inv.rng, inv.path, "fn::invoke of %s expected a single return value, got %d properties: the first by name is used", inv.token, len(attrs))
+		d.Severity = diag.Warning
+		ds = append(ds, d)
+	}
+	v := attrs[slices.Min(slices.Collect(maps.Keys(attrs)))]
+	if secret {
+		v, _ = v.UnmarkDeep()
+		v = value.Secret(v)
+	}
+	return v, ds
 }
 
 // isInvoke says whether a built-in call key is an invoke: fn::invoke, or fn::<pkg>:<fn>.
@@ -183,12 +220,15 @@ func (p *parser) invokeResources() []*template.Resource {
 			Range: inv.rng, TypeRange: inv.rng, DeletionPolicy: template.Delete, UpdateReplacePolicy: template.Delete,
 			PropertyRanges: map[string]diag.Range{"": inv.rng}}
 		deps := map[string]bool{}
-		for _, d := range append(p.deps(inv.args, inv.where), inv.dependsOn...) {
+		for _, d := range p.deps(inv.args, inv.where) {
 			deps[d] = true
 		}
+		for _, d := range inv.dependsOn {
+			deps[p.prog.nameOf(d)] = true
+		}
 		if inv.provider != "" {
-			deps[inv.provider] = true
-			p.providerOpt[name] = inv.provider
+			deps[p.prog.nameOf(inv.provider)] = true
+			p.providerOpt[name] = p.prog.nameOf(inv.provider)
 		}
 		if !p.prog.resources[inv.provider] && inv.provider != "" {
 			p.errorf(inv.where, "${%s} is not a resource", inv.provider)

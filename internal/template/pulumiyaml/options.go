@@ -206,7 +206,7 @@ func (p *parser) resourceRef(n syntax.Node, at where) (string, bool) {
 				p.errorf(at, "${%s} is not a resource", a.root)
 				return "", false
 			}
-			return a.root, true
+			return p.prog.nameOf(a.root), true
 		}
 	}
 	p.errorf(at, "expected a resource reference such as ${name}")

@@ -146,7 +146,7 @@ func TestTypeTokens(t *testing.T) {
 		"simple":                         "",
 		"simple:a:b:c":                   "",
 	} {
-		got, ok := canonical(in, tokens.resources)
+		got, ok := canonical(in, tokens.declaredResources)
 		if got != want || ok != (want != "") {
 			t.Errorf("canonical(%q) = %q, %v; want %q", in, got, ok, want)
 		}

@@ -274,6 +274,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 	for _, e := range res {
 		if claim(e.key, e.at) {
 			p.prog.resources[e.key] = true
+			p.logicalName(e)
 		}
 	}
 	for _, e := range res {
@@ -282,6 +283,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 		}
 	}
 	p.refuseBuiltinResources(st.Resources)
+	p.refuseDuplicateNames(st.Resources)
 	for _, e := range outs {
 		x, ds := toExpr(e.value, e.at.path, nil, "")
 		p.ds = append(p.ds, ds...)
@@ -294,6 +296,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 		}
 	}
 	st.Resources = append(st.Resources, p.invokeResources()...) // invoke.go
+	p.expandInvokeDeps(st)                                      // propdeps.go
 	st.Requirements = p.requirements(st.Resources)
 	p.inherit(st)         // options.go: before the providers are assigned
 	p.assignProviders(st) // providers.go
@@ -334,7 +337,7 @@ func (p *parser) collect(x expr, set, visiting map[string]bool) {
 		}
 		switch {
 		case p.prog.resources[a.root]:
-			set[a.root] = true
+			set[p.prog.nameOf(a.root)] = true
 		case p.prog.variables[a.root] != nil:
 			if visiting[a.root] {
 				p.errorf(a.where, "variable %q refers to itself", a.root)

@@ -36,10 +36,11 @@ func (ri resourceInfo) eval(ev *evaluator) (cty.Value, diag.Diagnostics) {
 	if !ev.prog.resources[ri.res.root] {
 		return cty.DynamicVal, diag.Diagnostics{diag.Errorf(ri.rng, ri.path, "fn::pulumiResource%s needs a resource (${name}); %q is not one", strings.ToUpper(ri.kind[:1])+ri.kind[1:], ri.res.root)}
 	}
+	name := ev.prog.nameOf(ri.res.root)
 	if ri.kind == "name" {
-		return cty.StringVal(ri.res.root), nil
+		return cty.StringVal(name), nil
 	}
-	return cty.StringVal(ev.prog.types[ri.res.root]), nil
+	return cty.StringVal(ev.prog.types[name]), nil
 }
 
 // toResourceInfo reads one of the two calls: its argument must be `${name}`.

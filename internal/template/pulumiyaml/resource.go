@@ -44,7 +44,7 @@ func (p *parser) resource(e entry) *template.Resource {
 		p.errorf(e.at, "resource %q must be an object with a type", e.key)
 		return nil
 	}
-	r := &template.Resource{Name: e.key, Range: e.at.rng, DeletionPolicy: template.Delete, UpdateReplacePolicy: template.Delete,
+	r := &template.Resource{Name: p.prog.nameOf(e.key), Range: e.at.rng, DeletionPolicy: template.Delete, UpdateReplacePolicy: template.Delete,
 		CreateBeforeDestroy: true, Options: template.Options{ProviderOrdersReplace: true}, PropertyRanges: map[string]diag.Range{}}
 	props := expr(objectExpr{})
 	var explicit []string
@@ -74,8 +74,7 @@ func (p *parser) resource(e entry) *template.Resource {
 			if b, ok := p.boolean(f, where{rng: rangeOf(f.value), path: f.at.path}); ok && b {
 				p.defaultProv[e.key] = true
 			}
-		case "name":
-			p.warnf(f.at, "name (overriding the logical name %q) is not supported yet and is ignored", e.key)
+		case "name": // read before the resources (logicalName)
 		default:
 			p.errorf(f.at, "unknown resource property %q (expected type, properties, options, get, defaultProvider or name)", f.key)
 		}
@@ -94,7 +93,43 @@ func (p *parser) resource(e entry) *template.Resource {
 		deps[d] = true
 	}
 	r.DependsOn = slices.Sorted(maps.Keys(deps))
+	p.propertyDeps(r, props, e.at) // after the walk above, which reports what is wrong
 	return r
+}
+
+// logicalName reads a resource's `name:`, the logical name Pulumi gives it instead of its key
+// (in its URN, so in state and events); the program still refers to it by its key.
+func (p *parser) logicalName(e entry) {
+	body, ok := e.value.(*syntax.ObjectNode)
+	if !ok {
+		return
+	}
+	for _, f := range entries(body, e.at.path) {
+		if f.key != "name" {
+			continue
+		}
+		s, ok := f.value.(*syntax.StringNode)
+		if !ok || s.Value() == "" || strings.Contains(s.Value(), "${") {
+			p.errorf(where{rng: rangeOf(f.value), path: f.at.path}, "name must be a logical name (a string without interpolation)")
+			return
+		}
+		if p.prog.names == nil {
+			p.prog.names = map[string]string{}
+		}
+		p.prog.names[e.key] = s.Value()
+	}
+}
+
+// refuseDuplicateNames refuses two resources of one logical name (a `name:` equal to another
+// resource's): their URNs would be one.
+func (p *parser) refuseDuplicateNames(rs []*template.Resource) {
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if seen[r.Name] {
+			p.errorf(where{rng: r.Range, path: "resources." + r.Name}, "two resources have the logical name %q", r.Name)
+		}
+		seen[r.Name] = true
+	}
 }
 
 // ignoreChanges reads property paths (`tags.env`, `ports[0]`, `["a.b"]`) as cty paths.

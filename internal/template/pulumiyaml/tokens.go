@@ -16,26 +16,35 @@ import (
 // one, type tokens are used as written.
 type SchemaFunc func(ctx context.Context, source, version string) ([]byte, error)
 
-// packageTokens are the resource and function tokens a package schema declares.
+// packageTokens are the resource and function tokens a package schema declares, with the
+// schema facts the front end applies (schemafacts.go).
 type packageTokens struct {
-	resources map[string]bool
-	functions map[string]bool
+	declaredResources map[string]bool
+	functions         map[string]bool
+	resources         map[string]*resourceFacts // by token
+	provider          *resourceFacts            // the provider's own inputs and outputs
+	scalarFunctions   map[string]bool           // functions that return one value, not an object
 }
 
 func decodeTokens(b []byte) (*packageTokens, error) {
-	var doc struct {
-		Resources map[string]json.RawMessage `json:"resources"`
-		Functions map[string]json.RawMessage `json:"functions"`
-	}
+	var doc schemaDoc
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("its schema is not valid JSON: %w", err)
 	}
-	t := &packageTokens{resources: map[string]bool{}, functions: map[string]bool{}}
-	for tok := range doc.Resources {
-		t.resources[tok] = true
+	t := &packageTokens{declaredResources: map[string]bool{}, functions: map[string]bool{},
+		resources: map[string]*resourceFacts{}, scalarFunctions: map[string]bool{}}
+	for tok, obj := range doc.Resources {
+		t.declaredResources[tok] = true
+		t.resources[tok] = doc.factsOf(obj)
 	}
-	for tok := range doc.Functions {
+	if doc.Provider != nil {
+		t.provider = doc.factsOf(*doc.Provider)
+	}
+	for tok, fn := range doc.Functions {
 		t.functions[tok] = true
+		if doc.scalarReturn(fn) {
+			t.scalarFunctions[tok] = true
+		}
 	}
 	return t, nil
 }
@@ -116,6 +125,10 @@ func (p *parser) resolveTypes(ctx context.Context, st *template.Stack, schema Sc
 		if t == nil {
 			continue
 		}
+		if isProviderType(r.Type) { // pulumi:providers:<pkg> is every package's own
+			p.applySchema(r, t)
+			continue
+		}
 		if r.Mode == template.Data { // an invoke's function (invoke.go)
 			tok, ok := canonical(r.Type, t.functions)
 			if !ok {
@@ -123,13 +136,15 @@ func (p *parser) resolveTypes(ctx context.Context, st *template.Stack, schema Sc
 				continue
 			}
 			r.Type = tok
+			p.applySchema(r, t)
 			continue
 		}
-		tok, ok := canonical(r.Type, t.resources)
+		tok, ok := canonical(r.Type, t.declaredResources)
 		if !ok {
 			p.ds = append(p.ds, diag.Errorf(r.TypeRange, "resources."+r.Name+".type", "unable to find resource type %q in resource provider %q", r.Type, Package(r.Type)))
 			continue
 		}
 		r.Type = tok
+		p.applySchema(r, t)
 	}
 }
