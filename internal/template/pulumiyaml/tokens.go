@@ -114,9 +114,6 @@ func (p *parser) resolveTypes(ctx context.Context, st *template.Stack, schema Sc
 		return t
 	}
 	for _, r := range st.Resources {
-		if isProviderType(r.Type) {
-			continue // pulumi:providers:<pkg> is every package's own
-		}
 		if Package(r.Type) == "pulumi" { // the engine's own resources have no plugin schema
 			r.Type = canonicalType(r.Type)
 			continue
