@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -32,6 +33,19 @@ func (r *run) replace(ctx context.Context, sc *scope, p provider.Provider, res *
 		return err
 	}
 	return r.create(ctx, sc, p, res, props)
+}
+
+// ReplacedFirstReason is the reason of the DELETE_IN_PROGRESS event of a delete-first
+// replacement, so the event log tells it from a resource removed from the template: the
+// CREATE that follows in the same operation makes the replacement.
+const ReplacedFirstReason = "Resource replacement: the old physical resource is deleted before the new one is created"
+
+// deleteReason is the DELETE_IN_PROGRESS reason of the delete step keyed key.
+func deleteReason(key string) string {
+	if strings.HasPrefix(key, "replace/") {
+		return ReplacedFirstReason
+	}
+	return ""
 }
 
 // destroyDependentsFirst destroys the existing resources downstream of res that plan.Cascade
