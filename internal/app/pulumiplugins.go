@@ -67,4 +67,13 @@ func (p pulumiPlugin) Open(_, dir string) provider.Provider {
 	return pulumirpc.Open(pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: p.version(), Log: p.log})
 }
 
-var _ engine.SchemaPlugin = pulumiPlugin{}
+// OpenMapped is Open for a provider resource with envVarMappings (engine.EnvMappingPlugin).
+func (p pulumiPlugin) OpenMapped(_, dir string, mappings map[string]string) provider.Provider {
+	return pulumirpc.Open(pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: p.version(), Log: p.log,
+		EnvVarMappings: mappings})
+}
+
+var (
+	_ engine.SchemaPlugin     = pulumiPlugin{}
+	_ engine.EnvMappingPlugin = pulumiPlugin{}
+)

@@ -194,7 +194,11 @@ func (ps *providerSet) lookup(typ, providerAddr string) (provider.Provider, erro
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{p: pkg.Open(cfg.Name, dir)}
+	p, err := openMapped(pkg, cfg, dir) // envmappings.go
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{p: p}
 	ps.inst[providerAddr] = in
 	return in.p, nil
 }

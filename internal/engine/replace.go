@@ -19,6 +19,7 @@ import (
 // object (after the dependents that are replaced delete-first too) and creates the new one;
 // create-first makes the new copy first, and the old one goes in the cleanup phase.
 func (r *run) replace(ctx context.Context, sc *scope, p provider.Provider, res *template.Resource, prior state.Resource, props cty.Value, order plan.Order) error {
+	r.markReplaced(res.Name)
 	if order == plan.CreateFirst {
 		oldProps, err := value.Unmarshal(prior.Props)
 		if err != nil {
@@ -109,6 +110,7 @@ func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior stat
 	for _, a := range d.ReplaceTriggeredBy {
 		f.Triggered = f.Triggered || replaced[a]
 	}
+	f.Triggered = f.Triggered || replacedWith(d, replaced)
 	step, err := plan.Decide(f)
 	return err == nil && step.Action == plan.Replace && step.Order == plan.DeleteFirst
 }

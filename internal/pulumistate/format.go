@@ -99,8 +99,8 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		var deps []string
 		parent := u.parent(r.Name)
 		for _, d := range r.Deps {
-			if d == parent {
-				continue // cairn orders a child after its parent; Pulumi's state does not list it as a dependency
+			if d == parent || replacesWith(st, r.Name, d) {
+				continue // cairn orders a child after its parent (a resource after its replaceWith); Pulumi's state does not list it as a dependency
 			}
 			if dr, ok := rows[d]; ok {
 				if err := visit(dr, path); err != nil {
@@ -147,6 +147,7 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 				rs.Inputs = map[string]any{}
 			}
 			rs.Inputs["__internal"] = map[string]any{} // the engine's own provider settings, as Pulumi writes them
+			withEnvVarMappings(rs.Inputs, st, r.Provider)
 		}
 		if rs.Outputs, err = s.encodeObject(ctx, r.Outputs); err != nil {
 			return fmt.Errorf("the outputs of %s: %w", r.Name, err)
@@ -167,6 +168,11 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 				}
 			}
 			rs.HideDiff = res.HideDiffs
+			for _, name := range res.ReplaceWith {
+				if dr, ok := rows[name]; ok {
+					rs.ReplaceWith = append(rs.ReplaceWith, u.urn(dr.Name, dr.Type))
+				}
+			}
 			if res.DeletedWith != "" {
 				if dr, ok := rows[res.DeletedWith]; ok {
 					rs.DeletedWith = u.urn(dr.Name, dr.Type)

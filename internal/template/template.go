@@ -74,6 +74,9 @@ type ProviderConfig struct {
 	Config    Expr // usually a BodyExpr, decoded with the provider's own schema
 	DependsOn []string
 	Range     diag.Range
+	// EnvVarMappings are Pulumi's envVarMappings: the provider's process sees cairn's
+	// environment variable KEY (when set) under the name VALUE too.
+	EnvVarMappings map[string]string
 }
 
 // Provider returns the provider configuration with address addr, or nil.

@@ -47,6 +47,9 @@ type Options struct {
 	StopGrace time.Duration
 	// SchemaCacheDir keeps package schemas across runs (Schema); "" reads them every time.
 	SchemaCacheDir string
+	// EnvVarMappings are the provider resource's envVarMappings: the plugin sees the
+	// variable KEY of its environment under the name VALUE too (envmap.go).
+	EnvVarMappings map[string]string
 }
 
 // Provider is one running plugin, configured once: a Pulumi provider instance.
@@ -79,7 +82,7 @@ func Launch(ctx context.Context, opts Options) (*Provider, error) {
 	if opts.Dir == "" {
 		opts.Dir = binDir(opts.Executable)
 	}
-	proc, err := start(opts.Package, opts.Executable, opts.Dir, pluginEnv(opts.Project, ""), opts.Log)
+	proc, err := start(opts.Package, opts.Executable, opts.Dir, withEnvVarMappings(pluginEnv(opts.Project, ""), opts.EnvVarMappings), opts.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -134,6 +134,7 @@ type parser struct {
 	providerOpt  map[string]string
 	providersOpt map[string][]string
 	defaultProv  map[string]bool
+	envMappings  map[string]map[string]string // by provider resource name: its envVarMappings option
 	invokes      map[string]*invokeExpr     // by data resource name, as expressions use them
 	varDeps      map[string]map[string]bool // by variable: the resources and invokes it needs (collect)
 	decls        []*configDecl
