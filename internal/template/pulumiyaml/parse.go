@@ -135,8 +135,8 @@ type parser struct {
 	providersOpt map[string][]string
 	defaultProv  map[string]bool
 	envMappings  map[string]map[string]string // by provider resource name: its envVarMappings option
-	invokes      map[string]*invokeExpr     // by data resource name, as expressions use them
-	varDeps      map[string]map[string]bool // by variable: the resources and invokes it needs (collect)
+	invokes      map[string]*invokeExpr       // by data resource name, as expressions use them
+	varDeps      map[string]map[string]bool   // by variable: the resources and invokes it needs (collect)
 	decls        []*configDecl
 	versions     []pinned
 	ds           diag.Diagnostics
