@@ -230,7 +230,7 @@ func (p *parser) constant(f entry, at where, typ cty.Type) (cty.Value, bool) {
 		p.errorf(at, "the %s option cannot depend on resources (it uses %s): its value must be known before the deploy", f.key, strings.Join(deps, ", "))
 		return cty.NilVal, false
 	}
-	v, ds := x.eval(&evaluator{prog: p.prog, scope: noResources{}, vars: map[string]cty.Value{}})
+	v, ds := x.eval(newEvaluator(p.prog, noResources{}, p.prog.bud))
 	p.ds = append(p.ds, ds...)
 	if ds.HasErrors() {
 		return cty.NilVal, false

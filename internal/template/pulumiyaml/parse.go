@@ -50,7 +50,7 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}, src: newSources(ctx, files)},
+	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}, src: newSources(ctx, files), bud: bud},
 		providerOpt: map[string]string{}, providersOpt: map[string][]string{}, defaultProv: map[string]bool{}, invokes: map[string]*invokeExpr{}}
 	p.ds = ds
 	p.project(proj)
@@ -286,7 +286,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 		x, ds := toExpr(e.value, e.at.path, nil, "")
 		p.ds = append(p.ds, ds...)
 		p.deps(x, e.at) // checks that every name it uses exists
-		st.Outputs = append(st.Outputs, &template.Output{Name: e.key, Value: rootExpr{x, p.prog}, Range: e.at.rng})
+		st.Outputs = append(st.Outputs, &template.Output{Name: e.key, Value: rootExpr{x, p.prog, e.at}, Range: e.at.rng})
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.prog.variables)) {
 		if x := p.prog.variables[name]; x != nil {
