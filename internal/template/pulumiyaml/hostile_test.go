@@ -115,8 +115,10 @@ func TestMainDirectoryIsTheProgramsDirectory(t *testing.T) {
 // budgetScope is a scope without resources whose context carries a budget.
 type budgetScope struct{ ctx context.Context }
 
-func (budgetScope) Resource(string) (template.ResourceValue, bool) { return template.ResourceValue{}, false }
-func (s budgetScope) Context() context.Context                      { return s.ctx }
+func (budgetScope) Resource(string) (template.ResourceValue, bool) {
+	return template.ResourceValue{}, false
+}
+func (s budgetScope) Context() context.Context { return s.ctx }
 
 // doubling declares variables v0..vN, each a list of two of the one before: vN spelled out
 // holds 2^N elements, though each link is small.
