@@ -15,18 +15,21 @@ import (
 )
 
 // resolvePulumi finds the plugin of every Pulumi package among reqs (pulumiyaml.Source) in
-// cairn's plugin directories, then $PULUMI_HOME/plugins, and returns them by source with the
-// requirements that are not Pulumi's.
+// the project's plugins: (ProviderRequirement.Local), then cairn's plugin directories, then
+// $PULUMI_HOME/plugins, and returns them by source with the requirements that are not Pulumi's.
 func resolvePulumi(reqs []*template.ProviderRequirement, dirs []string, log *slog.Logger) (map[string]engine.Plugin, []*template.ProviderRequirement, diag.Diagnostics) {
 	out := map[string]engine.Plugin{}
 	var rest []*template.ProviderRequirement
 	var diags diag.Diagnostics
-	finder := pulumifind.Finder{PluginDirs: dirs}
 	for _, r := range reqs {
 		pkg, ok := pulumiyaml.PackageOf(r.Source)
 		if !ok {
 			rest = append(rest, r)
 			continue
+		}
+		finder := pulumifind.Finder{PluginDirs: dirs}
+		for _, l := range r.Local { // the project's plugins: (the engine allowed them)
+			finder.Project = append(finder.Project, pulumifind.ProjectPlugin{Name: pkg, Path: l.Dir, Version: l.Version})
 		}
 		found, err := finder.Find(pkg, r.Versions)
 		if err != nil {

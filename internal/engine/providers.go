@@ -343,6 +343,12 @@ type runDir struct {
 	err   error
 }
 
+// clientRunsHere says a binary in the client's directory wd may run as a plugin: the server
+// is the CLI's in-process one, the tenant may run code, and wd is an absolute path.
+func (e *Engine) clientRunsHere(ctx context.Context, wd string) bool {
+	return e.o.ClientDirs && filepath.IsAbs(filepath.FromSlash(wd)) && e.mayRunCode(ctx)
+}
+
 // runDir picks the directory of a run for the configuration of src.
 func (e *Engine) runDir(ctx context.Context, src source) *runDir {
 	d := &runDir{files: src.files, parent: e.o.RunsDir}

@@ -64,7 +64,13 @@ type ProviderRequirement struct {
 	Source   string // fully qualified: "registry.terraform.io/hashicorp/time"
 	Versions string // version constraints, comma-separated; "" for any
 	Range    diag.Range
+	// Local are plugin builds the project itself names (Pulumi.yaml's plugins:), searched
+	// before any other place.
+	Local []LocalPlugin
 }
+
+// LocalPlugin is a plugin binary's directory (absolute) and the version it serves ("" for any).
+type LocalPlugin struct{ Dir, Version string }
 
 // ProviderConfig is one provider block (or the implied empty one).
 type ProviderConfig struct {

@@ -37,6 +37,10 @@ type Options struct {
 	// Schema reads package schemas, to resolve type tokens as Pulumi does; nil keeps them
 	// as written.
 	Schema SchemaFunc
+	// LocalPlugins lets the project's `plugins:` name plugin binaries in its directory (the
+	// client is on this machine and may run code here); otherwise they are ignored with a
+	// warning (plugins.go).
+	LocalPlugins bool
 }
 
 // ParseWith is Parse with opts.
@@ -91,8 +95,11 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 		given[configKey(k, p.prog.project)] = stackValue{v: cty.StringVal(v), text: true}
 	}
 	st := p.program(program, given)
+	if st != nil {
+		p.localPlugins(st.Requirements, opts.LocalPlugins) // plugins.go
+	}
 	if !p.ds.HasErrors() {
-		p.resolveTypes(ctx, st, opts.Schema)
+		p.resolveTypes(withLocalPlugins(ctx, st.Requirements), st, opts.Schema)
 		p.prog.recordTypes(st.Resources)
 	}
 	if p.ds.HasErrors() {
@@ -135,6 +142,7 @@ type parser struct {
 	providersOpt map[string][]string
 	defaultProv  map[string]bool
 	envMappings  map[string]map[string]string // by provider resource name: its envVarMappings option
+	plugins      []projectPlugin              // the project's plugins: providers
 	invokes      map[string]*invokeExpr       // by data resource name, as expressions use them
 	varDeps      map[string]map[string]bool   // by variable: the resources and invokes it needs (collect)
 	decls        []*configDecl
@@ -190,9 +198,10 @@ func (p *parser) project(obj *syntax.ObjectNode) {
 			p.main = s.Value()
 		case "packages":
 			p.projectPackages(e)
-		case "description", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "plugins", "variables", "resources", "outputs", "pulumi":
-			// plugins: is for plugin discovery (internal/provider/pulumifind); the rest
-			// says nothing to a deploy or is the program.
+		case "plugins":
+			p.projectPlugins(e) // plugins.go
+		case "description", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "variables", "resources", "outputs", "pulumi":
+			// says nothing to a deploy, or is the program
 		case "components":
 			p.errorf(e.at, "%s: is not supported yet by cairn's Pulumi YAML front end", e.key)
 		default:
