@@ -16,13 +16,12 @@ import (
 )
 
 // resolvePulumi finds the plugin of every Pulumi package among reqs (pulumiyaml.Source) in
-// cairn's plugin directories, then $PULUMI_HOME/plugins, and returns them by source with the
-// requirements that are not Pulumi's.
+// the project's plugins: (ProviderRequirement.Local), then cairn's plugin directories, then
+// $PULUMI_HOME/plugins, and returns them by source with the requirements that are not Pulumi's.
 func resolvePulumi(reqs []*template.ProviderRequirement, dirs []string, log *slog.Logger) (map[string]engine.Plugin, []*template.ProviderRequirement, diag.Diagnostics) {
 	out := map[string]engine.Plugin{}
 	var rest []*template.ProviderRequirement
 	var diags diag.Diagnostics
-	finder := pulumifind.Finder{PluginDirs: dirs}
 	for _, r := range reqs {
 		pkg, ok := pulumiyaml.PackageOf(r.Source)
 		if !ok {
@@ -32,6 +31,10 @@ func resolvePulumi(reqs []*template.ProviderRequirement, dirs []string, log *slo
 		if pkg == pulumibuiltin.Package { // the engine's own resources (pulumi:index:Stash)
 			out[r.Source] = builtinPlugin{}
 			continue
+		}
+		finder := pulumifind.Finder{PluginDirs: dirs}
+		for _, l := range r.Local { // the project's plugins: (the engine allowed them)
+			finder.Project = append(finder.Project, pulumifind.ProjectPlugin{Name: pkg, Path: l.Dir, Version: l.Version})
 		}
 		found, err := finder.Find(pkg, r.Versions)
 		if err != nil {
@@ -89,8 +92,6 @@ func (p pulumiPlugin) Open(_, dir string) provider.Provider {
 	return pulumirpc.Open(p.options(dir))
 }
 
-var _ engine.SchemaPlugin = pulumiPlugin{}
-
 // builtinPlugin serves the resources the Pulumi engine implements itself, in process.
 type builtinPlugin struct{}
 
@@ -98,3 +99,15 @@ type builtinPlugin struct{}
 func (builtinPlugin) Version() string { return "" }
 
 func (builtinPlugin) Open(_, _ string) provider.Provider { return pulumibuiltin.Provider{} }
+
+// OpenMapped is Open for a provider resource with envVarMappings (engine.EnvMappingPlugin).
+func (p pulumiPlugin) OpenMapped(_, dir string, mappings map[string]string) provider.Provider {
+	o := p.options(dir)
+	o.EnvVarMappings = mappings
+	return pulumirpc.Open(o)
+}
+
+var (
+	_ engine.SchemaPlugin     = pulumiPlugin{}
+	_ engine.EnvMappingPlugin = pulumiPlugin{}
+)

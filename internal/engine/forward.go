@@ -327,7 +327,7 @@ func (r *run) triggered(res *template.Resource) bool {
 			return true
 		}
 	}
-	return false
+	return replacedWith(res, r.replaced)
 }
 
 // inputs evaluates and checks a resource's properties; fail is the reason they are unusable.

@@ -32,7 +32,8 @@ var dirFrontEnds = []dirFrontEnd{
 			schema := func(ctx context.Context, source, version string) ([]byte, error) {
 				return e.packageSchema(ctx, source, version) // schemas.go
 			}
-			return pulumiyaml.ParseWith(pulumiyaml.WithRootDirectory(ctx, src.workDir), src.files, stackName, src.params, pulumiyaml.Options{Schema: schema})
+			return pulumiyaml.ParseWith(pulumiyaml.WithRootDirectory(ctx, src.workDir), src.files, stackName, src.params, pulumiyaml.Options{Schema: schema,
+				LocalPlugins: e.clientRunsHere(ctx, src.workDir)}) // providers.go
 		},
 	},
 }

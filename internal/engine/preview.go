@@ -181,6 +181,7 @@ type previewer struct {
 	appliedWith        map[string]providerFP // provider fingerprints of the last successful deploy
 	stackName, stackID string
 	changed            map[string]bool // resources the deploy would create, update or replace
+	replaced           map[string]bool // resources the deploy would replace (replacewith.go)
 	drift              []api.Change    // what a refresh found changed outside cairn (refresh.go)
 	notChecked         []string        // resources a refresh could not read: their provider cannot
 }

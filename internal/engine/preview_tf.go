@@ -41,6 +41,7 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 	for _, a := range res.ReplaceTriggeredBy {
 		f.Triggered = f.Triggered || pv.changed[a]
 	}
+	f.Triggered = f.Triggered || replacedWith(res, pv.replaced)
 	if f.Exists && !f.Tainted && pv.unchanged(ctx, p, res, row, props) {
 		return plan.Step{Action: plan.Same}, nil, nil, pv.sc.setRow(row)
 	}
@@ -73,6 +74,7 @@ func (pv *previewer) tfChange(ctx context.Context, p provider.Provider, res *tem
 		return step, nil, ds, pv.sc.setRow(row)
 	}
 	pv.changed[res.Name] = true
+	pv.markReplaced(res.Name, step)
 	planned := diff.Planned
 	if planned == cty.NilVal {
 		planned = cty.DynamicVal
@@ -97,6 +99,9 @@ func (pv *previewer) unchanged(ctx context.Context, p provider.Provider, res *te
 		if pv.changed[a] {
 			return false
 		}
+	}
+	if replacedWith(res, pv.replaced) {
+		return false
 	}
 	if !appliedFrom(row, res, props) || !sameProviderAs(pv.appliedWith, pv.ps, res.Provider, true) {
 		return false

@@ -194,7 +194,11 @@ func (ps *providerSet) lookup(typ, providerAddr string) (provider.Provider, erro
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{p: pkg.Open(cfg.Name, dir)}
+	p, err := openMapped(pkg, cfg, dir) // envmappings.go
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{p: p}
 	ps.inst[providerAddr] = in
 	return in.p, nil
 }
@@ -341,6 +345,12 @@ type runDir struct {
 	dir   string
 	owned bool // made here, removed by close
 	err   error
+}
+
+// clientRunsHere says a binary in the client's directory wd may run as a plugin: the server
+// is the CLI's in-process one, the tenant may run code, and wd is an absolute path.
+func (e *Engine) clientRunsHere(ctx context.Context, wd string) bool {
+	return e.o.ClientDirs && filepath.IsAbs(filepath.FromSlash(wd)) && e.mayRunCode(ctx)
 }
 
 // runDir picks the directory of a run for the configuration of src.

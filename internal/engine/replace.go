@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -18,6 +19,7 @@ import (
 // object (after the dependents that are replaced delete-first too) and creates the new one;
 // create-first makes the new copy first, and the old one goes in the cleanup phase.
 func (r *run) replace(ctx context.Context, sc *scope, p provider.Provider, res *template.Resource, prior state.Resource, props cty.Value, order plan.Order) error {
+	r.markReplaced(res.Name)
 	if order == plan.CreateFirst {
 		oldProps, err := value.Unmarshal(prior.Props)
 		if err != nil {
@@ -32,6 +34,19 @@ func (r *run) replace(ctx context.Context, sc *scope, p provider.Provider, res *
 		return err
 	}
 	return r.create(ctx, sc, p, res, props)
+}
+
+// ReplacedFirstReason is the reason of the DELETE_IN_PROGRESS event of a delete-first
+// replacement, so the event log tells it from a resource removed from the template: the
+// CREATE that follows in the same operation makes the replacement.
+const ReplacedFirstReason = "Resource replacement: the old physical resource is deleted before the new one is created"
+
+// deleteReason is the DELETE_IN_PROGRESS reason of the delete step keyed key.
+func deleteReason(key string) string {
+	if strings.HasPrefix(key, "replace/") {
+		return ReplacedFirstReason
+	}
+	return ""
 }
 
 // destroyDependentsFirst destroys the existing resources downstream of res that plan.Cascade
@@ -95,6 +110,7 @@ func (r *run) planReplaces(ctx context.Context, d *template.Resource, prior stat
 	for _, a := range d.ReplaceTriggeredBy {
 		f.Triggered = f.Triggered || replaced[a]
 	}
+	f.Triggered = f.Triggered || replacedWith(d, replaced)
 	step, err := plan.Decide(f)
 	return err == nil && step.Action == plan.Replace && step.Order == plan.DeleteFirst
 }

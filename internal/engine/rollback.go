@@ -335,7 +335,7 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 		return err
 	}
 	if !resumed {
-		if err := r.event(ctx, t.name, t.id, t.typ, "DELETE_IN_PROGRESS", ""); err != nil {
+		if err := r.event(ctx, t.name, t.id, t.typ, "DELETE_IN_PROGRESS", deleteReason(key)); err != nil {
 			return err
 		}
 	}

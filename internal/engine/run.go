@@ -47,6 +47,7 @@ type run struct {
 	// appliedWith are the provider fingerprints of the stack's last successful deploy.
 	appliedWith map[string]providerFP
 	gone        map[string]bool // destroyed ahead of their step by a replacement upstream
+	replaced    map[string]bool // resources this run replaces (replacewith.go)
 	notChecked  []string        // resources a refresh could not read: their provider cannot
 	orderOnce   sync.Once
 	topo        []string

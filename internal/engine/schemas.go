@@ -21,7 +21,7 @@ func (e *Engine) packageSchema(ctx context.Context, source, versions string) ([]
 	if e.o.Plugins == nil {
 		return nil, errors.New("this cairn was started without provider plugin support")
 	}
-	req := &template.ProviderRequirement{Name: source, Source: source, Versions: versions}
+	req := &template.ProviderRequirement{Name: source, Source: source, Versions: versions, Local: template.LocalPluginsOf(ctx, source)}
 	pkgs, _, diags := e.o.Plugins.Resolve(ctx, []*template.ProviderRequirement{req}, nil, false)
 	if diags.HasErrors() {
 		return nil, errors.New(reasonOf(diags.Err()))

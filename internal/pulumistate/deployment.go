@@ -52,6 +52,7 @@ type resourceState struct {
 	ImportID                string              `json:"importID,omitempty"`
 	RetainOnDelete          bool                `json:"retainOnDelete,omitempty"`
 	DeletedWith             string              `json:"deletedWith,omitempty"`
+	ReplaceWith             []string            `json:"replaceWith,omitempty"`
 	CustomTimeouts          *customTimeouts     `json:"customTimeouts,omitempty"`
 	IgnoreChanges           []string            `json:"ignoreChanges,omitempty"`
 	HideDiff                []string            `json:"hideDiff,omitempty"`

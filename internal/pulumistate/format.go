@@ -113,8 +113,8 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		var deps []string
 		parent := u.parent(r.Name)
 		for _, d := range r.Deps {
-			if d == parent {
-				continue // cairn orders a child after its parent; Pulumi's state does not list it as a dependency
+			if d == parent || replacesWith(st, r.Name, d) {
+				continue // cairn orders a child after its parent (a resource after its replaceWith); Pulumi's state does not list it as a dependency
 			}
 			if dr, ok := rows[d]; ok {
 				if err := visit(dr, path); err != nil {
@@ -163,6 +163,7 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			if _, ok := rs.Inputs["__internal"]; !ok { // the engine's own provider settings, as Pulumi writes them
 				rs.Inputs["__internal"] = map[string]any{}
 			}
+			withEnvVarMappings(rs.Inputs, st, r.Provider)
 		}
 		if rs.Outputs, err = s.encodeObject(ctx, r.Outputs); err != nil {
 			return fmt.Errorf("the outputs of %s: %w", r.Name, err)
@@ -191,6 +192,11 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 					}
 					return u.urn(dr.Name, dr.Type), true
 				})
+			}
+			for _, name := range res.ReplaceWith {
+				if dr, ok := rows[name]; ok {
+					rs.ReplaceWith = append(rs.ReplaceWith, u.urn(dr.Name, dr.Type))
+				}
 			}
 			if res.DeletedWith != "" {
 				if dr, ok := rows[res.DeletedWith]; ok {

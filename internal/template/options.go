@@ -26,6 +26,9 @@ type Options struct {
 	// DeletedWith names a resource whose deletion deletes this one too: when both are
 	// deleted in one operation, this one's delete is not sent.
 	DeletedWith string
+	// ReplaceWith names resources whose replacement in an operation replaces this one too
+	// (Pulumi's replaceWith). They are in DependsOn too, so they are decided first.
+	ReplaceWith []string
 	// IgnoreChangesText are the IgnoreChanges paths as the program wrote them, for a state
 	// file that keeps them (a Pulumi deployment's ignoreChanges).
 	IgnoreChangesText []string

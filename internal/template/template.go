@@ -64,7 +64,13 @@ type ProviderRequirement struct {
 	Source   string // fully qualified: "registry.terraform.io/hashicorp/time"
 	Versions string // version constraints, comma-separated; "" for any
 	Range    diag.Range
+	// Local are plugin builds the project itself names (Pulumi.yaml's plugins:), searched
+	// before any other place.
+	Local []LocalPlugin
 }
+
+// LocalPlugin is a plugin binary's directory (absolute) and the version it serves ("" for any).
+type LocalPlugin struct{ Dir, Version string }
 
 // ProviderConfig is one provider block (or the implied empty one).
 type ProviderConfig struct {
@@ -74,6 +80,9 @@ type ProviderConfig struct {
 	Config    Expr // usually a BodyExpr, decoded with the provider's own schema
 	DependsOn []string
 	Range     diag.Range
+	// EnvVarMappings are Pulumi's envVarMappings: the provider's process sees cairn's
+	// environment variable KEY (when set) under the name VALUE too.
+	EnvVarMappings map[string]string
 }
 
 // Provider returns the provider configuration with address addr, or nil.

@@ -10,8 +10,10 @@
 // the conformance providers. For each run it writes the run's config to Pulumi.test.yaml
 // (secrets sealed with the passphrase, as `pulumi config set --secret` does), runs
 // `cairn deploy`, then `cairn state pull` for the state, and counts the run's resource changes
-// from `cairn events` the way `pulumi stack history` reports them. It prints one line a run
-// and a summary; work files stay in -work.
+// from `cairn events` the way `pulumi stack history` reports them, and turns the same events
+// into the engine event log `pulumi up --event-log` writes (events.go), which assertions such
+// as the order of replacement steps read. It prints one line a run and a summary; work files
+// stay in -work.
 package main
 
 import (
@@ -79,7 +81,8 @@ func (r runner) test(t string) []string {
 	must(os.MkdirAll(prog, 0o755))
 	env := append(os.Environ(), "CAIRN_DIR="+filepath.Join(w, "state"), "PULUMI_CONFIG_PASSPHRASE="+passphrase, "NO_COLOR=1")
 	var lines []string
-	seen := map[string]bool{} // resources (and providers) some run made
+	seen := map[string]bool{}   // resources (and providers) some run made
+	urns := map[string]string{} // logical name → URN, from the states of the runs so far
 	for i := range runs {
 		src := filepath.Join(r.projects, t)
 		if st, err := os.Stat(filepath.Join(src, strconv.Itoa(i))); err == nil && st.IsDir() {
@@ -126,14 +129,24 @@ func (r runner) test(t string) []string {
 			// init`) is then empty.
 			must(os.WriteFile(statef, []byte(`{"version":3,"deployment":{"manifest":{"time":"0001-01-01T00:00:00Z","magic":"","version":""}}}`), 0o644))
 		}
-		changes, err := r.changes(env, dout.Bytes(), statef, seen)
+		evs, final, err := r.runEvents(env, dout.Bytes(), statef)
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("%s %d ERROR (deploy exit %d; events: %v)", t, i, rc, err))
+			continue
+		}
+		for _, res := range final {
+			urns[res.name()] = res.URN
+		}
+		eventsf := filepath.Join(w, fmt.Sprintf("events-%d.jsonl", i))
+		must(os.WriteFile(eventsf, eventLog(evs, "test", final, urns, seen), 0o644))
+		changes, err := changesOf(evs, final, seen)
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("%s %d ERROR (deploy exit %d; changes: %v)", t, i, rc, err))
 			continue
 		}
 		changesf := filepath.Join(w, fmt.Sprintf("changes-%d.json", i))
 		must(os.WriteFile(changesf, changes, 0o644))
-		as := exec.Command(r.check, "assert", t, strconv.Itoa(i), statef, changesf, strconv.Itoa(rc), prog)
+		as := exec.Command(r.check, "assert", t, strconv.Itoa(i), statef, changesf, strconv.Itoa(rc), prog, eventsf)
 		as.Env = env
 		b, _ := as.CombinedOutput()
 		must(os.WriteFile(filepath.Join(w, fmt.Sprintf("assert-%d.log", i)), b, 0o644))
@@ -194,57 +207,64 @@ func (r runner) config(t string, i int, prog string) error {
 	return os.WriteFile(filepath.Join(prog, "Pulumi.test.yaml"), []byte(b.String()), 0o644)
 }
 
-// changes counts the run's steps as `pulumi stack history` reports them (resourceChanges):
-// every resource of the state or of the run's events once, by what the run did to it; the
-// stack and its providers are created by the first run that has them and the same after.
-func (r runner) changes(env []string, deployOut []byte, statef string, seen map[string]bool) ([]byte, error) {
+// runEvents reads the events of the run's operation (the deploy's, or the newest) from
+// `cairn events`, and the resources of the state the run left.
+func (r runner) runEvents(env []string, deployOut []byte, statef string) ([]cairnEvent, []stateResource, error) {
 	var dep struct {
 		Operation struct{ ID string } `json:"operation"`
 	}
 	_ = json.Unmarshal(deployOut, &dep)
 	ev := exec.Command(r.cairn, "events", "--stack", "test", "-o", "json")
 	ev.Env = env
-	var events []struct {
-		Operation, LogicalID, Type, Status string
-	}
+	var events []cairnEvent
 	if out, err := ev.Output(); err == nil { // no stack, no events
 		if err := json.Unmarshal(out, &events); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	op := dep.Operation.ID
 	if op == "" && len(events) > 0 {
 		op = events[len(events)-1].Operation
 	}
+	var run []cairnEvent
+	for _, e := range events {
+		if e.Operation == op {
+			run = append(run, e)
+		}
+	}
+	raw, err := os.ReadFile(statef)
+	if err != nil {
+		return nil, nil, err
+	}
+	var st struct {
+		Deployment struct {
+			Resources []stateResource `json:"resources"`
+		} `json:"deployment"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, nil, err
+	}
+	return run, st.Deployment.Resources, nil
+}
+
+// changesOf counts the run's steps as `pulumi stack history` reports them (resourceChanges):
+// every resource of the state or of the run's events once, by what the run did to it; the
+// stack and its providers are created by the first run that has them and the same after.
+func changesOf(events []cairnEvent, final []stateResource, seen map[string]bool) ([]byte, error) {
 	did := map[string]map[string]bool{} // logical id → statuses of the run
 	for _, e := range events {
-		if e.Operation != op {
-			continue
-		}
 		if did[e.LogicalID] == nil {
 			did[e.LogicalID] = map[string]bool{}
 		}
 		did[e.LogicalID][e.Status] = true
-	}
-	raw, err := os.ReadFile(statef)
-	if err != nil {
-		return nil, err
-	}
-	var st struct {
-		Deployment struct {
-			Resources []struct{ URN, Type string } `json:"resources"`
-		} `json:"deployment"`
-	}
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return nil, err
+		if e.Status == "UPDATE_IN_PROGRESS" && e.Reason == createFirstReason {
+			did[e.LogicalID]["REPLACED"] = true // a new copy made first: a replacement
+		}
 	}
 	counts := map[string]int{}
 	inState := map[string]bool{}
-	for _, res := range st.Deployment.Resources {
-		name := res.URN[strings.LastIndex(res.URN, "::")+2:]
-		if res.Type == "pulumi:pulumi:Stack" {
-			name = "pulumi:pulumi:Stack"
-		}
+	for _, res := range final {
+		name := res.name()
 		key := res.Type + "::" + name
 		inState[name] = true
 		s := did[name]
@@ -255,7 +275,7 @@ func (r runner) changes(env []string, deployOut []byte, statef string, seen map[
 			} else {
 				counts["create"]++
 			}
-		case s["DELETE_COMPLETE"] && s["CREATE_COMPLETE"]:
+		case s["DELETE_COMPLETE"] && s["CREATE_COMPLETE"] || s["REPLACED"] && s["UPDATE_COMPLETE"]:
 			counts["replace"]++
 		case s["CREATE_COMPLETE"] || s["IMPORT_COMPLETE"]:
 			counts["create"]++

@@ -2,17 +2,17 @@ package pulumirpc
 
 import (
 	"context"
-	"sync"
-	"time"
 
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/cairn-dev/cairn/internal/provider/stopgrace"
 )
 
 // DefaultStopGrace is how long a call whose context ended (Ctrl-C, a cancelled run) may still
 // run after the plugin was sent Cancel, before cairn abandons it. Pulumi's engine waits for
 // in-flight operations without a limit on the first Ctrl-C; cairn bounds the wait as it does
 // for terraform providers.
-const DefaultStopGrace = 30 * time.Second
+const DefaultStopGrace = stopgrace.Default
 
 // call runs one mutating or reading RPC (Create, Update, Delete, Read) the way Pulumi's engine
 // runs it when the deployment is cancelled: the RPC is not cut off, the plugin is sent Cancel
@@ -20,34 +20,7 @@ const DefaultStopGrace = 30 * time.Second
 // properties with ErrorResourceInitFailed, usually) is kept. The RPC runs on a context only
 // the stop grace ends, so a plugin that ignores Cancel is abandoned after that grace.
 func (p *Provider) call(ctx context.Context, fn func(context.Context) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	rpcCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	var mu sync.Mutex
-	var abandon *time.Timer
-	stopWatching := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		abandon = time.AfterFunc(p.stopGrace(), cancel)
-		mu.Unlock()
-		p.proc.signalCancellation()
-	})
-	err := fn(rpcCtx)
-	stopWatching()
-	mu.Lock()
-	if abandon != nil {
-		abandon.Stop()
-	}
-	mu.Unlock()
-	return err
-}
-
-func (p *Provider) stopGrace() time.Duration {
-	if p.opts.StopGrace > 0 {
-		return p.opts.StopGrace
-	}
-	return DefaultStopGrace
+	return stopgrace.Run(ctx, p.opts.StopGrace, p.proc.signalCancellation, fn)
 }
 
 // signalCancellation sends Cancel once: the plugin is to end what it is doing, because the

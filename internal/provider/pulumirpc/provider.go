@@ -51,6 +51,9 @@ type Options struct {
 	// Parameterization, when set, makes the plugin the provider of another package
 	// (parameterize.go); Package is then that package's name.
 	Parameterization *Parameterization
+	// EnvVarMappings are the provider resource's envVarMappings: the plugin sees the
+	// variable KEY of its environment under the name VALUE too (envmap.go).
+	EnvVarMappings map[string]string
 }
 
 // Provider is one running plugin, configured once: a Pulumi provider instance.
@@ -89,7 +92,7 @@ func Launch(ctx context.Context, opts Options) (*Provider, error) {
 	if opts.Dir == "" {
 		opts.Dir = binDir(opts.Executable)
 	}
-	proc, err := start(opts.Package, opts.Executable, opts.Dir, pluginEnv(opts.Project, ""), opts.Log)
+	proc, err := start(opts.Package, opts.Executable, opts.Dir, withEnvVarMappings(pluginEnv(opts.Project, ""), opts.EnvVarMappings), opts.Log)
 	if err != nil {
 		return nil, err
 	}

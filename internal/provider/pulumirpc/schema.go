@@ -1,16 +1,11 @@
 package pulumirpc
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
-	"github.com/cairn-dev/cairn/internal/atomicfile"
+	"github.com/cairn-dev/cairn/internal/provider/schemacache"
 )
 
 // The package schema (GetSchema's JSON) is what a Pulumi YAML program's type tokens are
@@ -71,47 +66,17 @@ func remember(key string, b []byte) {
 
 // schemaKey identifies a plugin build serving pkg; "" when the binary cannot be read.
 func schemaKey(pkg, executable string) string {
-	abs, err := filepath.Abs(executable)
-	if err != nil || executable == "" {
+	build := schemacache.BuildKey(executable)
+	if build == "" {
 		return ""
 	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%d", pkg, abs, fi.Size(), fi.ModTime().UnixNano())
+	return pkg + "\x00" + build
 }
 
-func schemaPath(dir, key string) string {
-	if dir == "" || key == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(key))
-	return filepath.Join(dir, "pulumi-schemas", hex.EncodeToString(sum[:]))
-}
+func schemaPath(dir, key string) string { return schemacache.Path(dir, "pulumi-schemas", key) }
 
 // readSchema returns the entry at path, nil when there is none usable.
-func readSchema(path string) []byte {
-	if path == "" {
-		return nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil || !bytes.HasPrefix(b, []byte(schemaMagic)) {
-		return nil
-	}
-	return b[len(schemaMagic):]
-}
+func readSchema(path string) []byte { return schemacache.Read(path, schemaMagic) }
 
 // writeSchema stores an entry; a failure only costs a launch next time.
-func writeSchema(path string, b []byte) {
-	if path == "" || len(b) == 0 {
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return
-	}
-	_ = atomicfile.Write(path, append([]byte(schemaMagic), b...), 0o600)
-}
+func writeSchema(path string, b []byte) { schemacache.Write(path, schemaMagic, b) }

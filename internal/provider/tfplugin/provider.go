@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/provider/stopgrace"
 )
 
 // TerraformVersion is the terraform version cairn announces in Configure, for providers that
@@ -28,7 +29,7 @@ const TerraformVersion = "1.11.4"
 
 // DefaultStopGrace is how long a call whose context ended may still run after the provider
 // was asked to stop, before cairn abandons it.
-const DefaultStopGrace = 30 * time.Second
+const DefaultStopGrace = stopgrace.Default
 
 // stopTimeout bounds the Stop call itself.
 const stopTimeout = 10 * time.Second
@@ -124,12 +125,7 @@ func NewV5(conn grpc.ClientConnInterface, opts Options) *Provider {
 		proto: newConn5(conn), sem: make(chan struct{}, 1)}
 }
 
-func grace(d time.Duration) time.Duration {
-	if d <= 0 {
-		return DefaultStopGrace
-	}
-	return d
-}
+func grace(d time.Duration) time.Duration { return stopgrace.Or(d) }
 
 // ProtocolVersion is the plugin protocol in use, 0 before the process started.
 func (p *Provider) ProtocolVersion() int {
@@ -200,23 +196,7 @@ func (p *Provider) call(ctx context.Context, method string, fn func(context.Cont
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rpcCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	var mu sync.Mutex
-	var abandon *time.Timer
-	stopWatching := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		abandon = time.AfterFunc(p.stopGrace, cancel)
-		mu.Unlock()
-		p.stop()
-	})
-	err := fn(rpcCtx)
-	stopWatching()
-	mu.Lock()
-	if abandon != nil {
-		abandon.Stop()
-	}
-	mu.Unlock()
+	err := stopgrace.Run(ctx, p.stopGrace, p.stop, fn)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -1,18 +1,13 @@
 package tfplugin
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/cairn-dev/cairn/internal/atomicfile"
+	"github.com/cairn-dev/cairn/internal/provider/schemacache"
 	tf5 "github.com/cairn-dev/cairn/internal/tfplugin5"
 	tf6 "github.com/cairn-dev/cairn/internal/tfplugin6"
 )
@@ -29,23 +24,7 @@ var schemaCache = struct {
 }{m: map[string]*schemas{}}
 
 // executableKey identifies a provider build; "" when the file cannot be read.
-func executableKey(path string) string {
-	if path == "" {
-		return ""
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return ""
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf("%s\x00%d\x00%d", abs, fi.Size(), fi.ModTime().UnixNano())
-}
+func executableKey(path string) string { return schemacache.BuildKey(path) }
 
 // memKey is the in-memory cache's key: a build read with one protocol version.
 func memKey(key string, version int) string { return fmt.Sprintf("%s\x00v%d", key, version) }
@@ -80,26 +59,25 @@ const diskSchemaMagic = "cairn provider schemas 1\n"
 
 // diskSchemaPath is the entry of the package with h1: hash pkgHash under dir; "" without one.
 func diskSchemaPath(dir, pkgHash string) string {
-	if dir == "" || !strings.HasPrefix(pkgHash, "h1:") {
+	if !strings.HasPrefix(pkgHash, "h1:") {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(pkgHash))
-	return filepath.Join(dir, "schemas", hex.EncodeToString(sum[:]))
+	return schemacache.Path(dir, "schemas", pkgHash)
 }
 
 // readDiskSchemas decodes the entry at path and the protocol version it was read with; nil
 // when there is no usable entry.
 func readDiskSchemas(path string) (*schemas, int) {
-	b, err := os.ReadFile(path)
-	if err != nil || !bytes.HasPrefix(b, []byte(diskSchemaMagic)) || len(b) < len(diskSchemaMagic)+2 {
+	b := schemacache.Read(path, diskSchemaMagic)
+	if len(b) < 2 {
 		return nil, 0
 	}
-	b = b[len(diskSchemaMagic):]
 	version, raw := int(b[0]-'0'), b[2:]
 	if b[1] != '\n' {
 		return nil, 0
 	}
 	var s *schemas
+	var err error
 	switch version {
 	case 5:
 		var r tf5.GetProviderSchema_Response
@@ -121,11 +99,8 @@ func readDiskSchemas(path string) (*schemas, int) {
 // writeDiskSchemas stores an entry atomically (a reader never sees half of one); failing only
 // costs the next command a plugin start.
 func writeDiskSchemas(path string, version int, raw []byte) {
-	if path == "" || len(raw) == 0 || (version != 5 && version != 6) {
+	if len(raw) == 0 || (version != 5 && version != 6) {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return
-	}
-	_ = atomicfile.Write(path, fmt.Appendf(nil, "%s%d\n%s", diskSchemaMagic, version, raw), 0o600)
+	schemacache.Write(path, diskSchemaMagic, fmt.Appendf(nil, "%d\n%s", version, raw))
 }

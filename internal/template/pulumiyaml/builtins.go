@@ -53,10 +53,18 @@ func (c call) eval(ev *evaluator) (cty.Value, diag.Diagnostics) {
 	if c.name == "fn::secret" {
 		return value.Secret(arg), ds
 	}
+	if d := c.precheck(ev, arg); d != nil { // evalbudget.go
+		return cty.DynamicVal, append(ds, *d)
+	}
 	if c.name == "fn::unsecret" {
 		return unsecret(arg), ds
 	}
 	if out, ok, d := c.evalOneArg(ev, arg); ok {
+		if !d.HasErrors() {
+			if over := c.charge(ev, out); over != nil {
+				return cty.DynamicVal, append(ds, *over)
+			}
+		}
 		return out, append(ds, d...)
 	}
 	// The others compute on plain values: the marks of the inputs go on the result.

@@ -57,6 +57,9 @@ func projectFile(c call, ev *evaluator, v cty.Value) (string, string, *diag.Diag
 	if !ok {
 		return "", "", c.failp("no file %s in the project (read as %s)", p, rel)
 	}
+	if d := fileFits(ev, c, text); d != nil {
+		return "", "", d
+	}
 	return p, text, nil
 }
 

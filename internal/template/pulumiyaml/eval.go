@@ -3,6 +3,7 @@ package pulumiyaml
 import (
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/template"
 )
@@ -11,6 +12,7 @@ import (
 // one namespace, and `pulumi` is built in.
 type program struct {
 	project, stack string
+	bud            *budget.Budget // the parse's: bounds what the parse itself evaluates (options)
 	config         map[string]cty.Value
 	variables      map[string]expr
 	resources      map[string]bool
@@ -34,6 +36,7 @@ type evaluator struct {
 	prog  *program
 	scope template.Scope
 	vars  map[string]cty.Value
+	m     *budget.Meter // what the evaluation builds (evalbudget.go)
 }
 
 // root resolves the root of an access and returns its value and the steps still to take.

@@ -157,6 +157,9 @@ func (in interp) eval(ev *evaluator) (cty.Value, diag.Diagnostics) {
 	for _, p := range in.parts {
 		v, d := p.eval(ev)
 		ds = append(ds, d...)
+		if err := chargePart(ev.m, v); err != nil { // before anything walks it: evalbudget.go
+			return cty.DynamicVal, append(ds, over(err, in.where, "the interpolation"))
+		}
 		v, m := v.UnmarkDeep()
 		maps.Copy(marks, m)
 		if !v.IsWhollyKnown() {
@@ -312,11 +315,22 @@ func parseAccess(text string) (*access, string) {
 type rootExpr struct {
 	x    expr
 	prog *program
+	at   where // the whole expression, for what bounds it (evalbudget.go)
 }
 
 func (r rootExpr) Eval(s template.Scope) (cty.Value, diag.Diagnostics) {
-	ev := &evaluator{prog: r.prog, scope: s, vars: map[string]cty.Value{}}
-	return r.x.eval(ev)
+	ev := newEvaluator(r.prog, s, nil)
+	if err := ev.m.Budget().Err(); err != nil {
+		return cty.DynamicVal, diag.Diagnostics{over(err, r.at, "the evaluation")}
+	}
+	v, ds := r.x.eval(ev)
+	if ds.HasErrors() {
+		return v, ds
+	}
+	if d := chargeResult(s, v, r.at); d != nil {
+		return cty.DynamicVal, append(ds, d...)
+	}
+	return v, ds
 }
 
 // excerpt is the start of s, for a message: never a whole value of any size.

@@ -3,9 +3,13 @@ package pulumiyaml
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/budget"
+	"github.com/cairn-dev/cairn/internal/template"
 )
 
 // NaN and infinities are YAML numbers no value can hold: refused or kept as text, never a
@@ -105,5 +109,111 @@ func TestMainDirectoryIsTheProgramsDirectory(t *testing.T) {
 	}
 	if got["file"] != "in app" || got["cwd"] != "/p/app" {
 		t.Errorf("outputs = %v, want app/x.txt's content and /p/app", got)
+	}
+}
+
+// budgetScope is a scope without resources whose context carries a budget.
+type budgetScope struct{ ctx context.Context }
+
+func (budgetScope) Resource(string) (template.ResourceValue, bool) {
+	return template.ResourceValue{}, false
+}
+func (s budgetScope) Context() context.Context { return s.ctx }
+
+// doubling declares variables v0..vN, each a list of two of the one before: vN spelled out
+// holds 2^N elements, though each link is small.
+func doubling(n int) string {
+	var b strings.Builder
+	b.WriteString("variables:\n  v0: [abcdefgh]\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "  v%d: ['${v%d}', '${v%d}']\n", i, i-1, i-1)
+	}
+	return b.String()
+}
+
+// A program that builds a huge value from small parts is stopped by the evaluation budget
+// (elements and bytes), with its file:line:col and path, wherever the value would be spelled
+// out: fn::toJSON, fn::join, fn::split, interpolation, a file read, or the value handed to the
+// engine. Without the budget each of these builds gigabytes.
+func TestEvaluationIsBounded(t *testing.T) {
+	small := budget.Limits{Elements: 10_000, Bytes: 1 << 20}
+	commas := strings.Repeat(",", 200_000)
+	for name, c := range map[string]struct {
+		program string
+		files   map[string]string
+		lim     budget.Limits
+		want    string // in the message
+		path    string
+		line    int
+	}{
+		"toJSON":        {doubling(40) + "outputs:\n  o:\n    fn::toJSON: ${v40}\n", nil, budget.Limits{}, "fn::tojson: exceeds the elements limit", "outputs.o.fn::toJSON", 47},
+		"join":          {doubling(40) + "outputs:\n  o:\n    fn::join: ['-', '${v40}']\n", nil, budget.Limits{}, "fn::join: exceeds the", "outputs.o.fn::join", 47},
+		"interpolation": {doubling(40) + "outputs:\n  o: x-${v40}\n", nil, budget.Limits{}, "the interpolation: exceeds the elements limit", "outputs.o", 46},
+		"value":         {doubling(40) + "outputs:\n  o: ${v40}\n", nil, budget.Limits{}, "the value: exceeds the elements limit", "outputs.o", 46},
+		"split":         {"outputs:\n  o:\n    fn::split: [',', {fn::readFile: ./big.txt}]\n", map[string]string{"big.txt": commas}, small, "fn::split: exceeds the elements limit", "outputs.o.fn::split", 5},
+		"readFile":      {"outputs:\n  o:\n    fn::readFile: ./big.txt\n", map[string]string{"big.txt": strings.Repeat("x", 2<<20)}, small, "fn::readfile: exceeds the bytes limit", "outputs.o.fn::readFile", 5},
+		"resource": {doubling(40) + "resources:\n  r:\n    type: x:y:Z\n    properties:\n      tags: ${v40}\n", nil, budget.Limits{},
+			"the value: exceeds the elements limit", "resources.r.properties", 48},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := budget.With(context.Background(), c.lim)
+			defer cancel()
+			fs := map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\n" + c.program}
+			maps.Copy(fs, c.files)
+			st, ds := Parse(ctx, fs, "dev", nil)
+			if ds.HasErrors() {
+				t.Fatal(ds)
+			}
+			var x template.Expr
+			if len(st.Outputs) > 0 {
+				x = st.Outputs[0].Value
+			} else {
+				x = st.Resources[0].Properties
+			}
+			_, ds = x.Eval(budgetScope{ctx})
+			if !ds.HasErrors() || !strings.Contains(ds.Error(), c.want) {
+				t.Fatalf("want %q, got %v", c.want, ds)
+			}
+			d := ds[0]
+			if d.Path != c.path || d.Range.Filename != "Pulumi.yaml" || d.Range.Line != c.line || d.Range.Column == 0 {
+				t.Errorf("at %s %s, want %s line %d", d.Range, d.Path, c.path, c.line)
+			}
+			if !strings.Contains(d.Error(), "--max-") {
+				t.Errorf("the message does not name the server flag: %s", d.Error())
+			}
+		})
+	}
+}
+
+// An evaluation whose request's time is up stops with the time limit, at the expression.
+func TestEvaluationStopsWhenTimeIsUp(t *testing.T) {
+	ctx, cancel := budget.With(context.Background(), budget.Limits{Time: time.Nanosecond})
+	defer cancel()
+	<-ctx.Done()
+	st, ds := Parse(context.Background(), map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\noutputs:\n  o: [1, 2]\n"}, "dev", nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	_, ds = st.Outputs[0].Value.Eval(budgetScope{ctx})
+	if !ds.HasErrors() || !strings.Contains(ds.Error(), "exceeds the time limit") || ds[0].Path != "outputs.o" {
+		t.Errorf("want the time limit at outputs.o, got %v", ds)
+	}
+}
+
+// Values of a real size pass: the budget does not refuse what programs build.
+func TestEvaluationBudgetAllowsRealPrograms(t *testing.T) {
+	ctx, cancel := budget.With(context.Background(), budget.Limits{})
+	defer cancel()
+	st, ds := Parse(ctx, map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\n" + doubling(12) +
+		"  parts: {fn::split: [',', {fn::readFile: ./list.txt}]}\n" +
+		"outputs:\n  a: {fn::toJSON: '${v12}'}\n  b: {fn::join: ['-', '${parts}']}\n  c: x-${v12}\n  d: ${parts}\n",
+		"list.txt": strings.Repeat("item,", 50_000)}, "dev", nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	for _, o := range st.Outputs {
+		if _, ds := o.Value.Eval(budgetScope{ctx}); ds.HasErrors() {
+			t.Errorf("%s: %v", o.Name, ds)
+		}
 	}
 }

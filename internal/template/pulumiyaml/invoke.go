@@ -216,7 +216,7 @@ func (p *parser) invokeResources() []*template.Resource {
 	var out []*template.Resource
 	for _, name := range slices.Sorted(maps.Keys(p.invokes)) {
 		inv := p.invokes[name]
-		r := &template.Resource{Name: name, Type: inv.token, Mode: template.Data, Properties: rootExpr{inv.args, p.prog},
+		r := &template.Resource{Name: name, Type: inv.token, Mode: template.Data, Properties: rootExpr{inv.args, p.prog, inv.where},
 			Range: inv.rng, TypeRange: inv.rng, DeletionPolicy: template.Delete, UpdateReplacePolicy: template.Delete,
 			PropertyRanges: map[string]diag.Range{"": inv.rng}}
 		deps := map[string]bool{}

@@ -23,7 +23,7 @@ const (
 )
 
 // options reads a resource's options and returns the resources it depends on through them
-// (dependsOn, provider, parent, deletedWith).
+// (dependsOn, provider, parent, deletedWith, replaceWith).
 func (p *parser) options(r *template.Resource, e entry) []string {
 	st := p.st
 	obj, ok := e.value.(*syntax.ObjectNode)
@@ -109,7 +109,12 @@ func (p *parser) options(r *template.Resource, e entry) []string {
 			p.require(r, s.Value(), at)
 		case "pluginDownloadURL":
 			p.warnf(f.at, "the pluginDownloadURL option is ignored: cairn never downloads plugins")
-		case "replaceWith", "replacementTrigger", "envVarMappings", "hooks":
+		case "replaceWith":
+			r.ReplaceWith = p.replaceWith(f, at)
+			named = append(named, r.ReplaceWith...) // decided first: their replacement replaces this one
+		case "envVarMappings":
+			p.envVarMappings(r, f, at)
+		case "replacementTrigger", "hooks":
 			p.errorf(f.at, "the %s option is not supported by cairn's Pulumi YAML front end", f.key)
 		default:
 			p.errorf(f.at, "unknown resource option %q", f.key)
@@ -225,7 +230,7 @@ func (p *parser) constant(f entry, at where, typ cty.Type) (cty.Value, bool) {
 		p.errorf(at, "the %s option cannot depend on resources (it uses %s): its value must be known before the deploy", f.key, strings.Join(deps, ", "))
 		return cty.NilVal, false
 	}
-	v, ds := x.eval(&evaluator{prog: p.prog, scope: noResources{}, vars: map[string]cty.Value{}})
+	v, ds := x.eval(newEvaluator(p.prog, noResources{}, p.prog.bud))
 	p.ds = append(p.ds, ds...)
 	if ds.HasErrors() {
 		return cty.NilVal, false

@@ -98,7 +98,10 @@ func TestResourceOptionRefusals(t *testing.T) {
 		"timeoutFromResource": {"customTimeouts: {create: '${other.value}'}", "the create option cannot depend on resources", "resources.r.options.customTimeouts.create"},
 		"badTimeout":          {"customTimeouts: {create: soon}", `customTimeouts.create: "soon" is not a duration`, "resources.r.options.customTimeouts.create"},
 		"badPath":             {"replaceOnChanges: ['a[x]']", "replaceOnChanges: invalid property path", "resources.r.options.replaceOnChanges"},
-		"replaceWith":         {"replaceWith: ['${other}']", "the replaceWith option is not supported by cairn", "resources.r.options.replaceWith"},
+		"replaceWithNotList":  {"replaceWith: '${other}'", "replaceWith must be a list of resources", "resources.r.options.replaceWith"},
+		"replaceWithNotRes":   {"replaceWith: ['${other.value}']", "expected a resource reference", "resources.r.options.replaceWith"},
+		"envVarNotProvider":   {"envVarMappings: {A: B}", "envVarMappings can only be used with provider resources", "resources.r.options.envVarMappings"},
+		"hooks":               {"hooks: {}", "the hooks option is not supported by cairn", "resources.r.options.hooks"},
 		"parentNotResource":   {"parent: ${nope}", "${nope} is not a resource", "resources.r.options.parent"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -37,6 +37,10 @@ type Options struct {
 	// Schema reads package schemas, to resolve type tokens as Pulumi does; nil keeps them
 	// as written.
 	Schema SchemaFunc
+	// LocalPlugins lets the project's `plugins:` name plugin binaries in its directory (the
+	// client is on this machine and may run code here); otherwise they are ignored with a
+	// warning (plugins.go).
+	LocalPlugins bool
 }
 
 // ParseWith is Parse with opts.
@@ -50,7 +54,7 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}, src: newSources(ctx, files)},
+	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}, src: newSources(ctx, files), bud: bud},
 		providerOpt: map[string]string{}, providersOpt: map[string][]string{}, defaultProv: map[string]bool{}, invokes: map[string]*invokeExpr{}}
 	p.ds = ds
 	p.project(proj)
@@ -91,8 +95,11 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 		given[configKey(k, p.prog.project)] = stackValue{v: cty.StringVal(v), text: true}
 	}
 	st := p.program(program, given)
+	if st != nil {
+		p.localPlugins(st.Requirements, opts.LocalPlugins) // plugins.go
+	}
 	if !p.ds.HasErrors() {
-		p.resolveTypes(ctx, st, opts.Schema)
+		p.resolveTypes(withLocalPlugins(ctx, st.Requirements), st, opts.Schema)
 		p.prog.recordTypes(st.Resources)
 	}
 	if p.ds.HasErrors() {
@@ -135,8 +142,10 @@ type parser struct {
 	providerOpt  map[string]string
 	providersOpt map[string][]string
 	defaultProv  map[string]bool
-	invokes      map[string]*invokeExpr     // by data resource name, as expressions use them
-	varDeps      map[string]map[string]bool // by variable: the resources and invokes it needs (collect)
+	envMappings  map[string]map[string]string // by provider resource name: its envVarMappings option
+	plugins      []projectPlugin              // the project's plugins: providers
+	invokes      map[string]*invokeExpr       // by data resource name, as expressions use them
+	varDeps      map[string]map[string]bool   // by variable: the resources and invokes it needs (collect)
 	decls        []*configDecl
 	versions     []pinned
 	ds           diag.Diagnostics
@@ -190,9 +199,10 @@ func (p *parser) project(obj *syntax.ObjectNode) {
 			p.main = s.Value()
 		case "packages":
 			p.projectPackages(e)
-		case "description", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "plugins", "variables", "resources", "outputs", "pulumi":
-			// plugins: is for plugin discovery (internal/provider/pulumifind); the rest
-			// says nothing to a deploy or is the program.
+		case "plugins":
+			p.projectPlugins(e) // plugins.go
+		case "description", "stackConfigDir", "backend", "options", "template", "author", "license", "website", "variables", "resources", "outputs", "pulumi":
+			// says nothing to a deploy, or is the program
 		case "components":
 			p.errorf(e.at, "%s: is not supported yet by cairn's Pulumi YAML front end", e.key)
 		default:
@@ -288,7 +298,7 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 		x, ds := toExpr(e.value, e.at.path, nil, "")
 		p.ds = append(p.ds, ds...)
 		p.deps(x, e.at) // checks that every name it uses exists
-		st.Outputs = append(st.Outputs, &template.Output{Name: e.key, Value: rootExpr{x, p.prog}, Range: e.at.rng})
+		st.Outputs = append(st.Outputs, &template.Output{Name: e.key, Value: rootExpr{x, p.prog, e.at}, Range: e.at.rng})
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.prog.variables)) {
 		if x := p.prog.variables[name]; x != nil {

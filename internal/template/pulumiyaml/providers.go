@@ -74,7 +74,7 @@ func (p *parser) assignProviders(st *template.Stack) {
 		pkg := Package(r.Type)
 		r.Provider = ProviderAddr(pkg, r.Name)
 		st.Providers = append(st.Providers, &template.ProviderConfig{Addr: r.Provider, Name: pkg, Config: r.Properties,
-			DependsOn: slices.Clone(r.DependsOn), Range: r.Range})
+			DependsOn: slices.Clone(r.DependsOn), Range: r.Range, EnvVarMappings: p.envMappings[r.Name]})
 		if p.defaultProv[r.Name] {
 			if prev := defaults[pkg]; prev != nil {
 				p.ds = append(p.ds, diag.Errorf(r.Range, "resources."+r.Name+".defaultProvider", "package %s already has a default provider: %s", pkg, prev.Name))

@@ -41,7 +41,7 @@ func (p *parser) requiredVersion(e entry) {
 		if !configOnly {
 			continue
 		}
-		v, ds := x.eval(&evaluator{prog: p.prog, vars: map[string]cty.Value{}})
+		v, ds := x.eval(newEvaluator(p.prog, nil, p.prog.bud))
 		p.ds = append(p.ds, ds...)
 		v, _ = v.Unmark()
 		if ds.HasErrors() || !v.IsKnown() {

@@ -83,7 +83,7 @@ func (p *parser) resource(e entry) *template.Resource {
 		p.errorf(e.at, "resource %q needs a type", e.key)
 		return nil
 	}
-	r.Properties = rootExpr{props, p.prog}
+	r.Properties = rootExpr{props, p.prog, where{rng: r.PropertyRanges[""], path: "resources." + e.key + ".properties"}}
 	deps := map[string]bool{}
 	for _, d := range append(p.deps(props, e.at), explicit...) {
 		if d == r.Name {
