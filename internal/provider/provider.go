@@ -133,6 +133,10 @@ type Resource struct {
 type CheckRequest struct {
 	Resource Resource
 	Props    cty.Value
+	// OldProps are the inputs the resource is stored with, when it exists (Pulumi's olds,
+	// from which a provider keeps values it generated before); cty.NilVal for a resource to
+	// create, or one checked again as a replacement's new object.
+	OldProps cty.Value
 }
 
 // CheckResponse returns the inputs to use (possibly defaulted) and failures keyed by the dotted

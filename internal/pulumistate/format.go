@@ -151,9 +151,8 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		if rs.Outputs, err = s.encodeObject(ctx, r.Outputs); err != nil {
 			return fmt.Errorf("the outputs of %s: %w", r.Name, err)
 		}
+		rs.Protect, rs.RetainOnDelete = r.Protect, r.Retain // as stored: a resource removed from the program keeps them
 		if res := st.Resource(r.Name); res != nil {
-			rs.Protect = res.PreventDestroy
-			rs.RetainOnDelete = res.DeletionPolicy == template.Retain
 			rs.AdditionalSecretOutputs = res.SecretOutputs
 			rs.ImportID = res.ImportID
 			rs.ReplaceOnChanges = res.ReplaceOnChanges
@@ -295,7 +294,7 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 			}
 		}
 		sr := template.StateResource{Name: name, Type: r.Type, ID: r.ID, Provider: res.Provider, Inputs: in, Outputs: outs,
-			Deps: deps, Failed: len(r.InitErrors) > 0}
+			Deps: deps, Failed: len(r.InitErrors) > 0, Protect: r.Protect, Retain: r.RetainOnDelete}
 		if r.Modified != nil {
 			sr.Modified = *r.Modified
 		}

@@ -39,8 +39,11 @@ type StateResource struct {
 	Outputs  cty.Value
 	Deps     []string // logical ids and provider addresses it depends on
 	// Failed says the resource's last create failed after the provider made it.
-	Failed   bool
-	Modified time.Time
+	Failed bool
+	// Protect and Retain are the protect flag and the retaining deletion policy the resource
+	// is stored with (they outlive its declaration).
+	Protect, Retain bool
+	Modified        time.Time
 }
 
 // StateOutput is one stack output.

@@ -292,15 +292,15 @@ func (p *Provider) decode(s *structpb.Struct, sent cty.Value) (cty.Value, error)
 	return v, nil
 }
 
-// Check validates inputs of a new resource (olds empty, as Pulumi sends for a create or a
-// replacement). Props may hold unknowns (a preview); the plugin fills defaults.
+// Check validates a resource's inputs. OldProps are its stored inputs when it exists (Pulumi
+// sends them as olds on an update, from which providers keep values they generated before,
+// such as auto-names); none for a create or a replacement's new object (olds empty). Props
+// may hold unknowns (a preview); the plugin fills defaults.
 func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
-	return p.CheckUpdate(ctx, req, cty.EmptyObjectVal)
-}
-
-// CheckUpdate is Check of an existing resource: olds are its last inputs, from which
-// providers keep values they generated before (auto-names).
-func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, olds cty.Value) (provider.CheckResponse, error) {
+	olds := req.OldProps
+	if olds == cty.NilVal || olds.IsNull() {
+		olds = cty.EmptyObjectVal
+	}
 	var resp provider.CheckResponse
 	unconfigured, err := p.ready(ctx)
 	if err != nil {
