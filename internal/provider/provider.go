@@ -220,10 +220,15 @@ type ReadRequest struct {
 
 // ReadResponse returns the live resource; an empty ID means it no longer exists.
 type ReadResponse struct {
-	ID          string
-	Props       cty.Value
-	Outputs     cty.Value
-	Private     []byte
+	ID      string
+	Props   cty.Value
+	Outputs cty.Value
+	Private []byte
+	// PropsRead says Props are the object's inputs as the provider read them (or the stored
+	// ones when it reads none, a Pulumi plugin's Read): they are stored as they are, and the
+	// next plan compares the configuration with them. Otherwise Props echo the request's,
+	// and an object read with drift is planned against the attributes read.
+	PropsRead   bool
 	Diagnostics diag.Diagnostics
 }
 

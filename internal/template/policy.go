@@ -36,6 +36,10 @@ type DialectPolicy struct {
 	// as a new object's (no old inputs) before the replacement is created: Pulumi recomputes
 	// the defaults the first check carried over from the old object.
 	RechecksReplacements bool
+	// RefreshKeepsOutputs says a refresh reads the resources only: the stack's outputs stay
+	// those of the last deploy until the next one (`pulumi refresh` does not run the program).
+	// Otherwise a refresh evaluates them again on what it read (terraform apply -refresh-only).
+	RefreshKeepsOutputs bool
 	// OptionalIDs says a provider may answer without a physical id: a create then gets an id
 	// of cairn's own and an update keeps the one it had.
 	OptionalIDs bool

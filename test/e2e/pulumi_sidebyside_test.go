@@ -142,6 +142,22 @@ func (s *sideBySide) up(prog string) sideStep {
 	var st sideStep
 	st.p = s.pulumiTry("up", "--yes", "--skip-preview", "--non-interactive", "--stack", sideStack)
 	st.c = s.c.try("deploy", "--yes", "-f", s.cdir, "--stack", sideStack)
+	return s.collect(st)
+}
+
+// refresh runs `pulumi refresh` and `cairn refresh` of the last program and collects what
+// each left.
+func (s *sideBySide) refresh() sideStep {
+	s.t.Helper()
+	var st sideStep
+	st.p = s.pulumiTry("refresh", "--yes", "--skip-preview", "--non-interactive", "--stack", sideStack)
+	st.c = s.c.try("refresh", "-f", s.cdir, "--stack", sideStack)
+	return s.collect(st)
+}
+
+// collect completes st, a step both engines ran, with the calls, outputs and state each left.
+func (s *sideBySide) collect(st sideStep) sideStep {
+	s.t.Helper()
 	st.pcalls, st.pcancels = sideCalls(s.t, s.pthings)
 	st.ccalls, st.ccancels = sideCalls(s.t, s.cthings)
 
@@ -228,6 +244,33 @@ func (st sideStep) diffs(t *testing.T, what string) []string {
 		t.Logf("%s: Cancel calls: pulumi %d, cairn %d", what, st.pcancels, st.ccancels)
 	}
 	return out
+}
+
+// changeBehind sets key of the object of resource name to v under both engines, as a change
+// made outside them (cairntest keeps each object in things/<id>.json; ids start with the name).
+func (s *sideBySide) changeBehind(name, key, v string) {
+	s.t.Helper()
+	for _, dir := range []string{s.pthings, s.cthings} {
+		files, _ := filepath.Glob(filepath.Join(dir, "things", name+"-*.json"))
+		if len(files) != 1 {
+			s.t.Fatalf("objects of %s in %s: %v", name, dir, files)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		obj := map[string]any{}
+		if err := json.Unmarshal(b, &obj); err != nil {
+			s.t.Fatal(err)
+		}
+		obj[key] = v
+		if b, err = json.Marshal(obj); err != nil {
+			s.t.Fatal(err)
+		}
+		if err := os.WriteFile(files[0], b, 0o644); err != nil {
+			s.t.Fatal(err)
+		}
+	}
 }
 
 // sideCalls reads and empties the call log of a cairntest directory: the calls from the last
@@ -419,6 +462,20 @@ func TestPulumiSideBySide(t *testing.T) {
 		}
 		s.up("resources:\n"+sideThing("a", "value: two, key: k1", "protect: false")+sideThing("b", "value: x", "")).same(t, "unprotect")
 		s.up("resources:\n"+sideThing("b", "value: x", "")).same(t, "delete once unprotected")
+	})
+
+	t.Run("RefreshThenDeploy", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		prog := "resources:\n" + sideThing("a", "value: one", "") + "outputs:\n  out: ${a.out}\n"
+		s.up(prog).same(t, "create")
+		s.changeBehind("a", "value", "drifted")
+		s.refresh().same(t, "refresh that reads a changed outside")
+		s.up(prog).same(t, "deploy after the refresh: the diff is against what Read returned")
+		s.refresh().same(t, "refresh with nothing changed")
+		s.changeBehind("a", "out", "changed outside")
+		s.refresh().same(t, "refresh that reads an output changed outside: the inputs stay")
+		s.up(prog).same(t, "deploy after an output changed outside")
 	})
 
 	t.Run("IgnoreChanges", func(t *testing.T) {

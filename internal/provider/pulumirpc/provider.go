@@ -589,7 +589,10 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 		if init, ok := initFailed(err); ok {
 			resp.ID = init.GetId()
 			resp.Outputs, _ = p.decode(init.GetProperties(), req.Outputs)
-			resp.Props, _ = p.decode(init.GetInputs(), req.Props)
+			resp.Props, resp.PropsRead = req.Props, true
+			if init.GetInputs() != nil {
+				resp.Props, _ = p.decode(init.GetInputs(), req.Props)
+			}
 			resp.Diagnostics = initDiags(init, "Read")
 			return resp, nil
 		}
@@ -606,12 +609,13 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 	if resp.Outputs, err = p.decode(r.GetProperties(), req.Outputs); err != nil {
 		return resp, err
 	}
+	resp.Props, resp.PropsRead = req.Props, true // Pulumi keeps the inputs when the plugin reads none
 	if r.GetInputs() != nil {
 		if resp.Props, err = p.decode(r.GetInputs(), req.Props); err != nil {
 			return resp, err
 		}
 	}
-	return resp, nil
+	return p.refreshDiff(ctx, req, resp) // refresh.go
 }
 
 // Update changes the resource in place.
