@@ -602,11 +602,11 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 		return fmt.Errorf("cannot decode outputs of %s: %w", res.Name, err)
 	}
 	var resp provider.UpdateResponse
+	var made provider.CreateResponse // the new copy's create, when viaCreate
 	pctx := r.progress(ctx, res.Name, prior.ID, res.Type, "UPDATE_IN_PROGRESS")
 	if viaCreate {
-		var c provider.CreateResponse
-		c, err = p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props, Timeout: res.Timeouts.Create})
-		resp = provider.UpdateResponse{ID: c.ID, Outputs: c.Outputs, Private: c.Private, Diagnostics: c.Diagnostics}
+		made, err = p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props, Timeout: res.Timeouts.Create})
+		resp = provider.UpdateResponse{ID: made.ID, Outputs: made.Outputs, Private: made.Private, Diagnostics: made.Diagnostics}
 		if resp.ID == "" || resp.ID == prior.ID {
 			resp.ID = newID()
 		}
@@ -620,6 +620,9 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {
 		return err
+	}
+	if fail != "" && viaCreate && made.ID != "" && r.pol.UpdatesFailedCreates {
+		return r.failedNewCopy(ctx, key, token, res, prior, props, made, fail) // deposed.go
 	}
 	if fail != "" {
 		attempted, err := r.row(res, prior.ID, props, cty.NilVal)

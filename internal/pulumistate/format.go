@@ -51,7 +51,9 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 
 	rows := map[string]*template.StateResource{}
 	for i := range snap.Resources {
-		rows[snap.Resources[i].Name] = &snap.Resources[i]
+		if !snap.Resources[i].PendingDelete { // an old object is no one's dependency or provider
+			rows[snap.Resources[i].Name] = &snap.Resources[i]
+		}
 	}
 	// providerRef is what a resource's "provider" field holds: the provider's URN and id.
 	providerRefs := map[string]string{}
@@ -84,10 +86,10 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		return ref, nil
 	}
 
-	done := map[string]bool{}
+	done := map[*template.StateResource]bool{}
 	var visit func(r *template.StateResource, path []string) error
 	visit = func(r *template.StateResource, path []string) error {
-		if done[r.Name] {
+		if done[r] {
 			return nil
 		}
 		for _, p := range path {
@@ -121,8 +123,8 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 				return err
 			}
 		}
-		done[r.Name] = true
-		rs := resourceState{URN: u.urn(r.Name, r.Type), Custom: true, ID: r.ID, Type: r.Type, Dependencies: deps}
+		done[r] = true
+		rs := resourceState{URN: u.urn(r.Name, r.Type), Custom: true, ID: r.ID, Type: r.Type, Dependencies: deps, Delete: r.PendingDelete}
 		if !strings.HasPrefix(r.Type, "pulumi:providers:") || r.Provider != "" {
 			rs.Parent = stackURN
 			if p := u.parent(r.Name); p != "" {

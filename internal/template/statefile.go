@@ -43,7 +43,11 @@ type StateResource struct {
 	// Protect and Retain are the protect flag and the retaining deletion policy the resource
 	// is stored with (they outlive its declaration).
 	Protect, Retain bool
-	Modified        time.Time
+	// PendingDelete says this is an old object of the resource Name awaiting deletion (a
+	// create-first replacement whose new object's create failed): the resource itself is
+	// stored beside it under the same name.
+	PendingDelete bool
+	Modified      time.Time
 }
 
 // StateOutput is one stack output.

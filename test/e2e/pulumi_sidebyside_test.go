@@ -39,6 +39,9 @@ import (
 
 const sideStack = "s"
 
+// initErrorsWording is the known difference of a failed create's export.
+const initErrorsWording = "cairn's initErrors are not the provider's reasons"
+
 // sideBySide is one program run by both engines, each with its own state, plugin home and
 // cairntest directory, on the same plugin cache.
 type sideBySide struct {
@@ -478,6 +481,18 @@ func TestPulumiSideBySide(t *testing.T) {
 		s.up(prog).same(t, "deploy after an output changed outside")
 	})
 
+	t.Run("FailedCreateFirstReplacement", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		deps := sideThing("b", `value: "${a.out}"`, "")
+		s.up("resources:\n"+sideThing("a", "value: one, key: k1", "")+deps).inOrder().same(t, "create")
+		// pulumi keeps the new object as a (with its init errors) and the old one marked for deletion.
+		s.up("resources:\n"+sideThing("a", "value: one, key: k2, failCreate: true", "")+deps).inOrder().
+			after(t, "a create-first replacement whose create fails after making its object", initErrorsWording)
+		// The next deploy updates the new object, then deletes the old one.
+		s.up("resources:\n"+sideThing("a", "value: one, key: k2", "")+deps).inOrder().same(t, "the deploy after it")
+	})
+
 	t.Run("IgnoreChanges", func(t *testing.T) {
 		t.Parallel()
 		s := newSideBySide(t, peer, plugins)
@@ -490,7 +505,7 @@ func TestPulumiSideBySide(t *testing.T) {
 		t.Parallel()
 		s := newSideBySide(t, peer, plugins)
 		st := s.up("resources:\n" + sideThing("a", "value: one, failCreate: true", "") + sideThing("b", `value: "${a.out}"`, ""))
-		st.differs(t, "a create that fails after making its object", "cairn's initErrors are not the provider's reasons")
+		st.differs(t, "a create that fails after making its object", initErrorsWording)
 		if st.p.err == nil || st.c.err == nil {
 			t.Errorf("a failing create succeeded: pulumi %v, cairn %v", st.p.err, st.c.err)
 		}
