@@ -79,6 +79,9 @@ func (r *run) refuseRemovals(ctx context.Context, names []string) error {
 // dependencies) are stored anew when the template changed them, as Pulumi's same step records
 // the new options.
 func (r *run) same(ctx context.Context, sc *scope, res *template.Resource, prior state.Resource) error {
+	if r.pol.RollsBack {
+		return sc.setRow(prior) // a rollback would not undo them: the template of a rolled-back stack is the old one
+	}
 	next := prior
 	next.Protect, next.DeletionPolicy, next.Deps = res.PreventDestroy, string(res.DeletionPolicy), r.managedDeps(res)
 	if next.Protect == prior.Protect && next.DeletionPolicy == prior.DeletionPolicy &&
