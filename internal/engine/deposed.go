@@ -35,6 +35,16 @@ func logicalName(row string) string {
 	return row
 }
 
+// providerName is the name the provider knows row's object by: the resource's, for a deposed
+// row of a dialect that makes them (any other name is its own: a Terraform for_each key may
+// hold anything).
+func (r *run) providerName(row string) string {
+	if !r.pol.UpdatesFailedCreates {
+		return row
+	}
+	return logicalName(row)
+}
+
 // failedNewCopy ends a create-first replacement of res whose new copy's create (made) failed
 // with reason fail after making its object: the new object becomes res's row, a failed create,
 // and the old one (prior) is deposed, both in the step's journal entry.
@@ -47,6 +57,7 @@ func (r *run) failedNewCopy(ctx context.Context, key, token string, res *templat
 	row.Status, row.StatusReason, row.Private = "CREATE_FAILED", fail, made.Private
 	old := prior
 	old.Name = deposedName(res.Name, prior.ID)
+	old.Protect = false // the replacement was allowed: deleting the old object finishes it (Pulumi's replacing delete)
 	d := detail{Kind: "update", Before: imageOf(prior), After: imageOf(row)}
 	if err := r.end(ctx, key, token, true, d, state.Write{Put: &row}, state.Write{Put: &old}); err != nil {
 		return err

@@ -358,7 +358,7 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 		}
 		return r.deleteFailed(ctx, key, token, t, fail)
 	}
-	res := &template.Resource{Name: logicalName(t.name), Type: t.typ} // deposed.go
+	res := &template.Resource{Name: r.providerName(t.name), Type: t.typ} // deposed.go
 	pctx := r.progress(ctx, t.name, t.id, t.typ, "DELETE_IN_PROGRESS")
 	resp, err := p.Delete(pctx, provider.DeleteRequest{Resource: r.resource(res), Token: token, ID: t.id, Props: props,
 		Outputs: outs, Private: t.private, Timeout: r.deleteTimeout(t.name)})
