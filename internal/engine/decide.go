@@ -17,7 +17,7 @@ import (
 // are for the caller to add.
 func factsOf(pol template.DialectPolicy, res *template.Resource, row state.Resource, had, gone bool) plan.Facts {
 	f := plan.Facts{Name: res.Name, Data: res.Mode == template.Data, PlansReplacements: pol.PlansReplacements,
-		CreateBeforeDestroy: res.CreateBeforeDestroy, ProviderOrdersReplace: res.ProviderOrdersReplace, PreventDestroy: res.PreventDestroy}
+		CreateBeforeDestroy: res.CreateBeforeDestroy, ProviderOrdersReplace: res.ProviderOrdersReplace, PreventDestroy: protects(pol, res, row)} // protect.go
 	switch {
 	case !had || gone:
 	case pol.PlansReplacements && (row.ID == "" || row.Status == "DELETE_COMPLETE"):
@@ -54,7 +54,7 @@ func answerOf(d provider.DiffResponse) *plan.Answer {
 
 // decideFailure turns plan.Decide's refusal (prevent_destroy) into a diagnostic at res.
 func decideFailure(st *template.Stack, res *template.Resource, err error) diag.Diagnostics {
-	return diag.Diagnostics{diag.Errorf(res.Range, resourcePath(st, res), "%s", err)}
+	return diag.Diagnostics{diag.Errorf(res.Range, resourcePath(st, res), "%s", refusal(st.Policy, res.Name, err))}
 }
 
 // apiChange is how a preview shows step s.

@@ -265,7 +265,7 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 	}
 	step, err := plan.Decide(f)
 	if err != nil {
-		return r.failStep(ctx, res, prior.ID, "UPDATE_FAILED", err.Error())
+		return r.failStep(ctx, res, prior.ID, "UPDATE_FAILED", refusal(r.pol, name, err)) // protect.go
 	}
 	if fail := r.holdsTo(name, step, gone); fail != "" {
 		status := "UPDATE_FAILED"
@@ -276,10 +276,13 @@ func (r *run) apply(ctx context.Context, sc *scope, name string) error {
 	}
 	switch step.Action {
 	case plan.Same:
-		return sc.setRow(prior)
+		return r.same(ctx, sc, res, prior) // protect.go
 	case plan.Create:
 		return r.create(ctx, sc, p, res, props)
 	case plan.Replace:
+		if props, fail = r.recheck(ctx, sc, p, res, props); fail != "" { // recheck.go
+			return r.failStep(ctx, res, prior.ID, "UPDATE_FAILED", fail)
+		}
 		return r.replace(ctx, sc, p, res, prior, props, step.Order)
 	}
 	return r.update(ctx, sc, p, res, prior, oldProps, props, false)
@@ -349,9 +352,19 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 	if res.Mode == template.Data || (r.unchanged(res, props) && r.sameProvider(res.Provider, false)) {
 		return p, props, ""
 	}
-	resp, err := p.Check(ctx, provider.CheckRequest{Resource: r.resource(res), Props: props})
+	props, fail := r.check(ctx, p, res, props, r.oldInputs(res)) // recheck.go
+	if fail != "" {
+		return nil, cty.NilVal, fail
+	}
+	return p, props, ""
+}
+
+// check asks p to check res's evaluated props, olds its stored inputs (cty.NilVal for none);
+// fail is why they are refused.
+func (r *run) check(ctx context.Context, p provider.Provider, res *template.Resource, props, olds cty.Value) (cty.Value, string) {
+	resp, err := p.Check(ctx, provider.CheckRequest{Resource: r.resource(res), Props: props, OldProps: olds})
 	if err != nil {
-		return nil, cty.NilVal, err.Error()
+		return cty.NilVal, err.Error()
 	}
 	for _, w := range resp.Warnings {
 		r.warn(res.Name, strings.TrimPrefix(w.Property+": ", ": ")+w.Reason)
@@ -362,12 +375,12 @@ func (r *run) inputs(ctx context.Context, sc *scope, res *template.Resource) (pr
 			parts = append(parts, strings.TrimPrefix(f.Property+": ", ": ")+f.Reason)
 		}
 		sort.Strings(parts)
-		return nil, cty.NilVal, strings.Join(parts, "; ")
+		return cty.NilVal, strings.Join(parts, "; ")
 	}
 	if resp.Props != cty.NilVal && !resp.Props.IsNull() {
 		props = resp.Props
 	}
-	return p, props, ""
+	return props, ""
 }
 
 // sameProvider reports whether provider configuration addr is what the stack's last
@@ -589,11 +602,11 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 		return fmt.Errorf("cannot decode outputs of %s: %w", res.Name, err)
 	}
 	var resp provider.UpdateResponse
+	var made provider.CreateResponse // the new copy's create, when viaCreate
 	pctx := r.progress(ctx, res.Name, prior.ID, res.Type, "UPDATE_IN_PROGRESS")
 	if viaCreate {
-		var c provider.CreateResponse
-		c, err = p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props, Timeout: res.Timeouts.Create})
-		resp = provider.UpdateResponse{ID: c.ID, Outputs: c.Outputs, Private: c.Private, Diagnostics: c.Diagnostics}
+		made, err = p.Create(pctx, provider.CreateRequest{Resource: r.resource(res), Token: token, Props: props, Timeout: res.Timeouts.Create})
+		resp = provider.UpdateResponse{ID: made.ID, Outputs: made.Outputs, Private: made.Private, Diagnostics: made.Diagnostics}
 		if resp.ID == "" || resp.ID == prior.ID {
 			resp.ID = newID()
 		}
@@ -607,6 +620,9 @@ func (r *run) update(ctx context.Context, sc *scope, p provider.Provider, res *t
 	fail, err := r.callFailure(ctx, err, resp.Diagnostics)
 	if err != nil {
 		return err
+	}
+	if fail != "" && viaCreate && made.ID != "" && r.pol.UpdatesFailedCreates {
+		return r.failedNewCopy(ctx, key, token, res, prior, props, made, fail) // deposed.go
 	}
 	if fail != "" {
 		attempted, err := r.row(res, prior.ID, props, cty.NilVal)
@@ -664,7 +680,8 @@ func (r *run) row(res *template.Resource, id string, props, outputs cty.Value) (
 		}
 	}
 	return state.Resource{Stack: r.op.Stack, Name: res.Name, Type: res.Type, ID: id, Props: pb, Outputs: ob,
-		Deps: r.managedDeps(res), DeletionPolicy: string(res.DeletionPolicy), Provider: res.Provider, UpdatedAt: r.e.now()}, nil
+		Deps: r.managedDeps(res), DeletionPolicy: string(res.DeletionPolicy), Protect: res.PreventDestroy, Provider: res.Provider,
+		UpdatedAt: r.e.now()}, nil
 }
 
 // managedDeps are the resources res depends on that have rows (not data sources, ephemeral

@@ -232,7 +232,11 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet,
 			return diags
 		}
 	}
-	resp, err := p.Check(ctx, provider.CheckRequest{Resource: e.providerResource(st.Policy, stackName, stackID, r), Props: props})
+	req := provider.CheckRequest{Resource: e.providerResource(st.Policy, stackName, stackID, r), Props: props}
+	if old, err := value.Unmarshal(applied); applied != nil && err == nil && !old.IsNull() {
+		req.OldProps = old // the inputs it was applied with, as the run's check sends them
+	}
+	resp, err := p.Check(ctx, req)
 	if err != nil {
 		return diags.Append(diag.Errorf(r.Range, path, "cannot check resource: %s", err))
 	}

@@ -128,6 +128,14 @@ func (e *Engine) Preview(ctx context.Context, stack string, req api.DeployReques
 			return api.PreviewResponse{}, err
 		}
 	}
+	for _, name := range sortedKeys(rows) {
+		if row := rows[name]; st.Resource(name) == nil && row.Protect && st.Policy.Protection != nil {
+			diags = diags.Append(diag.Errorf(diag.Range{}, "", "%s", deleteRefusal(st.Policy, name))) // protect.go
+		}
+	}
+	if diags.HasErrors() {
+		return api.PreviewResponse{}, &ValidationError{Diagnostics: diags}
+	}
 	resp.Diagnostics = APIDiagnostics(diags)
 	for _, name := range sortedKeys(rows) {
 		if st.Resource(name) == nil {

@@ -87,6 +87,23 @@ func readBack(ctx context.Context, p provider.Provider, pr provider.Resource, ro
 		next.Outputs = b
 	}
 	details := attrChanges(outs, read, nil)
+	if resp.PropsRead && resp.Props != cty.NilVal && !resp.Props.IsNull() {
+		// The provider reads the inputs: stored as read, drift or not, and what the next
+		// deploy diffs against (Pulumi's refresh).
+		b, err := value.Marshal(resp.Props)
+		if err != nil {
+			return row, true, nil, nil, fmt.Errorf("cannot encode the inputs of %s: %w", row.Name, err)
+		}
+		next.Props = b
+		if len(details) == 0 && next.ID == row.ID && bytes.Equal(b, row.Props) {
+			return next, true, nil, resp.Diagnostics, nil
+		}
+		if len(details) == 0 {
+			details = attrChanges(props, resp.Props, nil)
+		}
+		return next, true, &api.Change{LogicalID: row.Name, PhysicalID: next.ID, Type: row.Type, Action: api.DriftChanged, Details: details},
+			resp.Diagnostics, nil
+	}
 	if len(details) == 0 && next.ID == row.ID {
 		return next, true, nil, resp.Diagnostics, nil
 	}
@@ -567,7 +584,7 @@ func (r *run) refreshOnly(ctx context.Context) (api.RefreshResponse, error) {
 	if resp.NotChecked = r.notChecked; len(resp.NotChecked) > 0 {
 		resp.Note = noReadNote
 	}
-	if failure == "" {
+	if failure == "" && !r.pol.RefreshKeepsOutputs {
 		before := map[string]any{}
 		var old []api.Output
 		_ = json.Unmarshal(r.stack.Outputs, &old)

@@ -238,8 +238,10 @@ func (r *run) cleanup(ctx context.Context) error {
 		deps[name] = res.DependsOn
 		targets = append(targets, r.imageTarget(name, d.Before))
 	}
+	removed := func(name string) bool { return r.tmpl.Resource(name) == nil }
+	refused := r.protectedRows(removed) // protect.go
 	for name, row := range r.prior {
-		if r.tmpl.Resource(name) != nil {
+		if !removed(name) || len(refused) > 0 {
 			continue
 		}
 		if row.DeletionPolicy == string(template.Retain) {
@@ -250,6 +252,9 @@ func (r *run) cleanup(ctx context.Context) error {
 	}
 	if err := r.deleteAll(ctx, "cleanup", targets, retained, withDeps(deps)); err != nil {
 		return err
+	}
+	if len(refused) > 0 {
+		return r.refuseRemovals(ctx, refused)
 	}
 	return r.finish(ctx, "UPDATE_COMPLETE", "", true)
 }
@@ -353,7 +358,7 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 		}
 		return r.deleteFailed(ctx, key, token, t, fail)
 	}
-	res := &template.Resource{Name: t.name, Type: t.typ}
+	res := &template.Resource{Name: r.providerName(t.name), Type: t.typ} // deposed.go
 	pctx := r.progress(ctx, t.name, t.id, t.typ, "DELETE_IN_PROGRESS")
 	resp, err := p.Delete(pctx, provider.DeleteRequest{Resource: r.resource(res), Token: token, ID: t.id, Props: props,
 		Outputs: outs, Private: t.private, Timeout: r.deleteTimeout(t.name)})
@@ -394,6 +399,9 @@ func (r *run) destroy(ctx context.Context) error {
 	for _, n := range r.req.Delete.RetainResources {
 		retainAsked[n] = true
 	}
+	if refused := r.protectedRows(func(name string) bool { return !retainAsked[name] }); len(refused) > 0 { // protect.go
+		return r.finish(ctx, "DELETE_FAILED", deleteRefusal(r.pol, refused[0]), false)
+	}
 	g := dag.New()
 	for name, row := range r.prior {
 		g.Add(name, row.Deps...)
@@ -402,7 +410,7 @@ func (r *run) destroy(ctx context.Context) error {
 				return err
 			}
 			if res := r.tmpl.Resource(name); res != nil && res.PreventDestroy && !retainAsked[name] {
-				return r.finish(ctx, "DELETE_FAILED", preventDestroy(name), false)
+				return r.finish(ctx, "DELETE_FAILED", deleteRefusal(r.pol, name), false)
 			}
 		}
 	}

@@ -46,11 +46,15 @@ func formatRows(ctx context.Context, st *template.Stack, req api.StatePushReques
 			status, reason = "CREATE_FAILED", "its create failed after the provider made it: the next deploy updates it"
 		}
 		policy := template.Delete
+		if r.Retain {
+			policy = template.Retain
+		}
 		if res := st.Resource(r.Name); res != nil && res.DeletionPolicy != "" {
 			policy = res.DeletionPolicy
 		}
 		rows = append(rows, state.Resource{Name: r.Name, Type: r.Type, ID: r.ID, Status: status, StatusReason: reason,
-			Props: in, Outputs: out, Deps: r.Deps, DeletionPolicy: string(policy), Provider: r.Provider})
+			Props: in, Outputs: out, Deps: r.Deps, DeletionPolicy: string(policy), Provider: r.Provider,
+			Protect: r.Protect || (st.Resource(r.Name) != nil && st.Resource(r.Name).PreventDestroy)})
 	}
 	return rows, outputs, nil
 }

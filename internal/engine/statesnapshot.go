@@ -51,8 +51,10 @@ func snapshotOf(row state.Stack, rows []state.Resource) (template.StateSnapshot,
 		if err != nil {
 			return snap, fmt.Errorf("cannot decode the outputs of %s: %w", r.Name, err)
 		}
-		snap.Resources = append(snap.Resources, template.StateResource{Name: r.Name, Type: r.Type, ID: r.ID, Provider: r.Provider,
-			Inputs: in, Outputs: out, Deps: r.Deps, Failed: failed, Modified: r.UpdatedAt, Private: r.Private})
+		snap.Resources = append(snap.Resources, template.StateResource{Name: logicalName(r.Name), PendingDelete: logicalName(r.Name) != r.Name,
+			Type: r.Type, ID: r.ID, Provider: r.Provider,
+			Inputs: in, Outputs: out, Deps: r.Deps, Failed: failed, Modified: r.UpdatedAt, Private: r.Private,
+			Protect: r.Protect, Retain: r.DeletionPolicy == string(template.Retain)})
 	}
 	return snap, nil
 }

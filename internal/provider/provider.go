@@ -139,6 +139,10 @@ type Resource struct {
 type CheckRequest struct {
 	Resource Resource
 	Props    cty.Value
+	// OldProps are the inputs the resource is stored with, when it exists (Pulumi's olds,
+	// from which a provider keeps values it generated before); cty.NilVal for a resource to
+	// create, or one checked again as a replacement's new object.
+	OldProps cty.Value
 }
 
 // CheckResponse returns the inputs to use (possibly defaulted) and failures keyed by the dotted
@@ -222,10 +226,15 @@ type ReadRequest struct {
 
 // ReadResponse returns the live resource; an empty ID means it no longer exists.
 type ReadResponse struct {
-	ID          string
-	Props       cty.Value
-	Outputs     cty.Value
-	Private     []byte
+	ID      string
+	Props   cty.Value
+	Outputs cty.Value
+	Private []byte
+	// PropsRead says Props are the object's inputs as the provider read them (or the stored
+	// ones when it reads none, a Pulumi plugin's Read): they are stored as they are, and the
+	// next plan compares the configuration with them. Otherwise Props echo the request's,
+	// and an object read with drift is planned against the attributes read.
+	PropsRead   bool
 	Diagnostics diag.Diagnostics
 }
 

@@ -56,7 +56,9 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 
 	rows := map[string]*template.StateResource{}
 	for i := range snap.Resources {
-		rows[snap.Resources[i].Name] = &snap.Resources[i]
+		if !snap.Resources[i].PendingDelete { // an old object is no one's dependency or provider
+			rows[snap.Resources[i].Name] = &snap.Resources[i]
+		}
 	}
 	// providerRef is what a resource's "provider" field holds: the provider's URN and id.
 	providerRefs := map[string]string{}
@@ -98,10 +100,10 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		return ref, nil
 	}
 
-	done := map[string]bool{}
+	done := map[*template.StateResource]bool{}
 	var visit func(r *template.StateResource, path []string) error
 	visit = func(r *template.StateResource, path []string) error {
-		if done[r.Name] {
+		if done[r] {
 			return nil
 		}
 		for _, p := range path {
@@ -135,8 +137,8 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 				return err
 			}
 		}
-		done[r.Name] = true
-		rs := resourceState{URN: u.urn(r.Name, r.Type), Custom: true, ID: r.ID, Type: r.Type, Dependencies: deps}
+		done[r] = true
+		rs := resourceState{URN: u.urn(r.Name, r.Type), Custom: true, ID: r.ID, Type: r.Type, Dependencies: deps, Delete: r.PendingDelete}
 		if !strings.HasPrefix(r.Type, "pulumi:providers:") || r.Provider != "" {
 			rs.Parent = stackURN
 			if p := u.parent(r.Name); p != "" {
@@ -168,9 +170,8 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		if rs.Outputs, err = s.encodeObject(ctx, r.Outputs); err != nil {
 			return fmt.Errorf("the outputs of %s: %w", r.Name, err)
 		}
+		rs.Protect, rs.RetainOnDelete = r.Protect, r.Retain // as stored: a resource removed from the program keeps them
 		if res := st.Resource(r.Name); res != nil {
-			rs.Protect = res.PreventDestroy
-			rs.RetainOnDelete = res.DeletionPolicy == template.Retain
 			rs.AdditionalSecretOutputs = res.SecretOutputs
 			rs.ImportID = res.ImportID
 			rs.ReplaceOnChanges = res.ReplaceOnChanges
@@ -344,7 +345,7 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 			}
 		}
 		sr := template.StateResource{Name: name, Type: r.Type, ID: r.ID, Provider: res.Provider, Inputs: in, Outputs: outs,
-			Deps: deps, Failed: len(r.InitErrors) > 0}
+			Deps: deps, Failed: len(r.InitErrors) > 0, Protect: r.Protect, Retain: r.RetainOnDelete}
 		if r.Modified != nil {
 			sr.Modified = *r.Modified
 		}

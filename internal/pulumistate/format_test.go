@@ -38,7 +38,7 @@ func testSnapshot() template.StateSnapshot {
 			Inputs: cty.ObjectVal(map[string]cty.Value{"value": cty.True, "pw": secret}),
 			Outputs: cty.ObjectVal(map[string]cty.Value{"value": cty.True, "pw": secret, "n": cty.NumberIntVal(3),
 				"list": cty.TupleVal([]cty.Value{cty.StringVal("x"), cty.NullVal(cty.String)})}),
-			Deps: []string{"a", "pulumi:providers:simple::default"}},
+			Deps: []string{"a", "pulumi:providers:simple::default"}, Protect: true},
 		{Name: "a", Type: "simple:index:Resource", ID: "id-a", Provider: "pulumi:providers:simple::default",
 			Inputs: cty.ObjectVal(map[string]cty.Value{"value": cty.False}), Outputs: cty.ObjectVal(map[string]cty.Value{"value": cty.False})},
 	}, Outputs: []template.StateOutput{{Name: "out", Value: secret}, {Name: "plain", Value: cty.StringVal("p")}}}

@@ -104,6 +104,9 @@ type Resource struct {
 	// DeletionPolicy is the template's policy for the resource ("Delete", "Retain"), kept so a
 	// resource removed from the template is deleted or retained as it said.
 	DeletionPolicy string
+	// Protect says the resource refuses to be deleted or replaced (Pulumi's protect), kept so
+	// that it still refuses once removed from the template, until a deploy unprotects it.
+	Protect bool
 	// Private is opaque provider data returned with the outputs and passed back on the next
 	// call (Terraform providers' private state).
 	Private []byte

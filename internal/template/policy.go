@@ -32,6 +32,14 @@ type DialectPolicy struct {
 	// deploy, even with no difference, and replaced only when its diff asks (Pulumi's init
 	// errors). Otherwise, with PlansReplacements, it is tainted and replaced (terraform).
 	UpdatesFailedCreates bool
+	// RechecksReplacements says a resource the engine replaces has its inputs checked again
+	// as a new object's (no old inputs) before the replacement is created: Pulumi recomputes
+	// the defaults the first check carried over from the old object.
+	RechecksReplacements bool
+	// RefreshKeepsOutputs says a refresh reads the resources only: the stack's outputs stay
+	// those of the last deploy until the next one (`pulumi refresh` does not run the program).
+	// Otherwise a refresh evaluates them again on what it read (terraform apply -refresh-only).
+	RefreshKeepsOutputs bool
 	// OptionalIDs says a provider may answer without a physical id: a create then gets an id
 	// of cairn's own and an update keeps the one it had.
 	OptionalIDs bool
@@ -65,6 +73,10 @@ type DialectPolicy struct {
 	// StateFormat is the dialect's own state file format when it is not a terraform state
 	// (StateFiles): nil when the dialect has none.
 	StateFormat StateFormat
+	// Protection is set when a resource's PreventDestroy is kept with it (Pulumi's protect);
+	// nil when only the template holds it (terraform's prevent_destroy: a resource removed
+	// from the configuration is deleted).
+	Protection *Protection
 
 	// Paths says where a resource is in diagnostics.
 	Paths func(r *Resource) ResourcePaths
@@ -75,6 +87,17 @@ type DialectPolicy struct {
 	// StackID makes the id of a new stack from the region, account, stack name and a fresh
 	// unique id.
 	StackID func(region, account, name, unique string) string
+}
+
+// Protection is a protect flag kept with each resource, as Pulumi keeps it: a protected
+// resource removed from the template, or in a stack being deleted, refuses its deletion
+// before anything is deleted; a replacement is refused only when the resource was protected
+// and still is (unprotecting and replacing in one deploy is allowed); a deploy that changes
+// only the flag stores it.
+type Protection struct {
+	// Refusal is the message refusing to delete (replace false) or replace the protected
+	// resource called name.
+	Refusal func(name string, replace bool) string
 }
 
 // ResourcePaths are the paths of a resource, of its type and of its properties in

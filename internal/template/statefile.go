@@ -39,8 +39,15 @@ type StateResource struct {
 	Outputs  cty.Value
 	Deps     []string // logical ids and provider addresses it depends on
 	// Failed says the resource's last create failed after the provider made it.
-	Failed   bool
-	Modified time.Time
+	Failed bool
+	// Protect and Retain are the protect flag and the retaining deletion policy the resource
+	// is stored with (they outlive its declaration).
+	Protect, Retain bool
+	// PendingDelete says this is an old object of the resource Name awaiting deletion (a
+	// create-first replacement whose new object's create failed): the resource itself is
+	// stored beside it under the same name.
+	PendingDelete bool
+	Modified      time.Time
 	// Private is the provider's opaque data of the resource (a Pulumi component's children).
 	Private []byte
 }

@@ -101,8 +101,8 @@ func TestPulumiPartialCreateIsUpdatedNext(t *testing.T) {
 
 	w.write(thingYAML("a", "value: one") + thingYAML("b", `value: "${a.out}"`))
 	w.run("deploy", "-f", w.prog, "--stack", "s")
-	// pulumi up: Check a, Diff a, Update a, Check b, Create b (then Cancel as it closes).
-	if got, want := w.calls(), []string{"Check a", "Diff a", "Update a", "Check b", "Create b", "Cancel"}; !slices.Equal(got, want) {
+	// pulumi up: Check a (with its old inputs), Diff a, Update a, Check b, Create b (then Cancel as it closes).
+	if got, want := w.calls(), []string{"Check(olds) a", "Diff a", "Update a", "Check b", "Create b", "Cancel"}; !slices.Equal(got, want) {
 		t.Errorf("calls of the second deploy = %v, want %v", got, want)
 	}
 	res := w.resources()
@@ -143,7 +143,7 @@ func TestPulumiRefreshOfADeletedResource(t *testing.T) {
 	}
 	w.calls()
 	w.run("deploy", "-f", w.prog, "--stack", "s")
-	if got, want := w.calls(), []string{"Check a", "Create a", "Check b", "Diff b", "Cancel"}; !slices.Equal(got, want) {
+	if got, want := w.calls(), []string{"Check a", "Create a", "Check(olds) b", "Diff b", "Cancel"}; !slices.Equal(got, want) {
 		t.Errorf("calls of the deploy after refresh = %v, want %v", got, want)
 	}
 	if a := w.resources()["a"]; a.PhysicalID == "" || a.PhysicalID == before["a"].PhysicalID {
@@ -164,13 +164,13 @@ func TestPulumiProviderDeleteBeforeReplace(t *testing.T) {
 
 	w.write(thingYAML("a", "value: one, key: k2, deleteBeforeReplace: true") + deps)
 	w.run("deploy", "-f", w.prog, "--stack", "s")
-	if got, want := w.calls(), []string{"Check a", "Diff a", "Diff s", "Delete a", "Create a", "Check s", "Diff s", "Cancel"}; !slices.Equal(got, want) {
+	if got, want := w.calls(), []string{"Check(olds) a", "Diff a", "Check a", "Diff s", "Delete a", "Create a", "Check(olds) s", "Diff s", "Cancel"}; !slices.Equal(got, want) {
 		t.Errorf("delete-before-replace calls = %v, want %v", got, want)
 	}
 
 	w.write(thingYAML("a", "value: one, key: k3") + deps)
 	w.run("deploy", "-f", w.prog, "--stack", "s")
-	if got, want := w.calls(), []string{"Check a", "Diff a", "Create a", "Check s", "Diff s", "Delete a", "Cancel"}; !slices.Equal(got, want) {
+	if got, want := w.calls(), []string{"Check(olds) a", "Diff a", "Check a", "Create a", "Check(olds) s", "Diff s", "Delete a", "Cancel"}; !slices.Equal(got, want) {
 		t.Errorf("create-before-delete calls = %v, want %v", got, want)
 	}
 
@@ -178,7 +178,7 @@ func TestPulumiProviderDeleteBeforeReplace(t *testing.T) {
 	w.write("  a:\n    type: cairntest:index:Thing\n    properties: {value: one, key: k4, deleteBeforeReplace: true}\n" +
 		"    options: {version: 1.0.0, deleteBeforeReplace: false}\n" + deps)
 	w.run("deploy", "-f", w.prog, "--stack", "s")
-	if got, want := w.calls(), []string{"Check a", "Diff a", "Create a", "Check s", "Diff s", "Delete a", "Cancel"}; !slices.Equal(got, want) {
+	if got, want := w.calls(), []string{"Check(olds) a", "Diff a", "Check a", "Create a", "Check(olds) s", "Diff s", "Delete a", "Cancel"}; !slices.Equal(got, want) {
 		t.Errorf("calls with deleteBeforeReplace: false = %v, want %v", got, want)
 	}
 }
@@ -220,7 +220,7 @@ func TestPulumiCtrlC(t *testing.T) {
 
 	w.write(thingYAML("a", "value: one") + thingYAML("s", `value: "${a.out}", sleep: 0`) + thingYAML("b", `value: "${s.out}"`))
 	w.run("deploy", "-f", w.prog, "--stack", "s")
-	if got, want := w.calls(), []string{"Check a", "Diff a", "Check s", "Diff s", "Update s", "Check b", "Create b", "Cancel"}; !slices.Equal(got, want) {
+	if got, want := w.calls(), []string{"Check(olds) a", "Diff a", "Check(olds) s", "Diff s", "Update s", "Check b", "Create b", "Cancel"}; !slices.Equal(got, want) {
 		t.Errorf("calls of the deploy after the cancel = %v, want %v", got, want)
 	}
 	after := w.resources()

@@ -83,7 +83,7 @@ func TestPulumiYAMLResourceOptions(t *testing.T) {
 
 	r := c.try("delete", "--stack", "s")
 	// target is protected and child inherits it: either may be the one named first.
-	if r.err == nil || !(strings.Contains(r.all(), "resource target") || strings.Contains(r.all(), "resource child")) {
+	if r.err == nil || !(strings.Contains(r.all(), `resource "target" cannot be deleted`) || strings.Contains(r.all(), `resource "child" cannot be deleted`)) {
 		t.Fatalf("a protected resource must refuse the stack's deletion:\n%s", r.all())
 	}
 

@@ -27,11 +27,8 @@ import (
 //
 // Differences found when this was written (pulumi v3.260.0, pulumi-language-yaml v1.38.1), which
 // the tests log as known differences (differs), failing once a difference is gone:
-//   - a replacement: pulumi Checks the resource a second time (no olds, to recompute defaults)
-//     after Diff says replace; cairn Checks once.
-//   - a protected resource removed from the program: pulumi refuses to delete it (protect is kept
-//     in its state); cairn deletes it (protect lives only in the program). A protected
-//     replacement is refused by both, cairn with Terraform's prevent_destroy wording.
+//   - a protected replacement: both refuse, but cairn checks and diffs every resource before
+//     it refuses where pulumi stops at the first refusal.
 //   - a create that failed after making its object: pulumi's initErrors are the provider's
 //     reasons; cairn's export says "the resource's create failed".
 //   - a create refused outright (fail_on_create): pulumi keeps the default provider it made in
@@ -41,8 +38,7 @@ const sideStack = "s"
 
 // The reasons of the known differences (differs).
 const (
-	secondCheck        = "pulumi Checks a replaced resource again with no olds; cairn Checks once"
-	protectNotStored   = "protect is not kept in cairn's state: a protected resource removed from the program is deleted"
+	initErrorsWording  = "cairn's initErrors are not the provider's reasons"
 	constructsOnChange = "pulumi constructs a component on every update (its children Checked and Diffed); cairn when its inputs changed"
 )
 
@@ -149,6 +145,22 @@ func (s *sideBySide) up(prog string) sideStep {
 	var st sideStep
 	st.p = s.pulumiTry("up", "--yes", "--skip-preview", "--non-interactive", "--stack", sideStack)
 	st.c = s.c.try("deploy", "--yes", "-f", s.cdir, "--stack", sideStack)
+	return s.collect(st)
+}
+
+// refresh runs `pulumi refresh` and `cairn refresh` of the last program and collects what
+// each left.
+func (s *sideBySide) refresh() sideStep {
+	s.t.Helper()
+	var st sideStep
+	st.p = s.pulumiTry("refresh", "--yes", "--skip-preview", "--non-interactive", "--stack", sideStack)
+	st.c = s.c.try("refresh", "-f", s.cdir, "--stack", sideStack)
+	return s.collect(st)
+}
+
+// collect completes st, a step both engines ran, with the calls, outputs and state each left.
+func (s *sideBySide) collect(st sideStep) sideStep {
+	s.t.Helper()
 	st.pcalls, st.pcancels = sideCalls(s.t, s.pthings)
 	st.ccalls, st.ccancels = sideCalls(s.t, s.cthings)
 
@@ -235,6 +247,33 @@ func (st sideStep) diffs(t *testing.T, what string) []string {
 		t.Logf("%s: Cancel calls: pulumi %d, cairn %d", what, st.pcancels, st.ccancels)
 	}
 	return out
+}
+
+// changeBehind sets key of the object of resource name to v under both engines, as a change
+// made outside them (cairntest keeps each object in things/<id>.json; ids start with the name).
+func (s *sideBySide) changeBehind(name, key, v string) {
+	s.t.Helper()
+	for _, dir := range []string{s.pthings, s.cthings} {
+		files, _ := filepath.Glob(filepath.Join(dir, "things", name+"-*.json"))
+		if len(files) != 1 {
+			s.t.Fatalf("objects of %s in %s: %v", name, dir, files)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		obj := map[string]any{}
+		if err := json.Unmarshal(b, &obj); err != nil {
+			s.t.Fatal(err)
+		}
+		obj[key] = v
+		if b, err = json.Marshal(obj); err != nil {
+			s.t.Fatal(err)
+		}
+		if err := os.WriteFile(files[0], b, 0o644); err != nil {
+			s.t.Fatal(err)
+		}
+	}
 }
 
 // sideCalls reads and empties the call log of a cairntest directory: the calls from the last
@@ -394,8 +433,8 @@ func TestPulumiSideBySide(t *testing.T) {
 		s := newSideBySide(t, peer, plugins)
 		deps := sideThing("b", `value: "${a.out}"`, "") + "outputs:\n  auid: ${a.uid}\n"
 		s.up("resources:\n"+sideThing("a", "value: one, key: k1", "")+deps).inOrder().same(t, "create")
-		s.up("resources:\n"+sideThing("a", "value: one, key: k2", "")+deps).inOrder().differs(t, "replace", secondCheck)
-		s.up("resources:\n"+sideThing("a", "value: two, key: k3", "")+deps).inOrder().differs(t, "replace with a change of the dependent", secondCheck)
+		s.up("resources:\n"+sideThing("a", "value: one, key: k2", "")+deps).inOrder().same(t, "replace")
+		s.up("resources:\n"+sideThing("a", "value: two, key: k3", "")+deps).inOrder().same(t, "replace with a change of the dependent")
 	})
 
 	t.Run("ReplaceDeleteFirst", func(t *testing.T) {
@@ -403,10 +442,10 @@ func TestPulumiSideBySide(t *testing.T) {
 		s := newSideBySide(t, peer, plugins)
 		deps := sideThing("b", `value: "${a.out}"`, "") + "outputs:\n  auid: ${a.uid}\n"
 		s.up("resources:\n"+sideThing("a", "value: one, key: k1", "")+deps).inOrder().same(t, "create")
-		s.up("resources:\n"+sideThing("a", "value: one, key: k2, deleteBeforeReplace: true", "")+deps).inOrder().differs(t, "provider's deleteBeforeReplace", secondCheck)
-		s.up("resources:\n"+sideThing("a", "value: one, key: k3", "deleteBeforeReplace: true")+deps).inOrder().differs(t, "option deleteBeforeReplace", secondCheck)
-		s.up("resources:\n"+sideThing("a", "value: two, key: k4", "deleteBeforeReplace: true")+deps).inOrder().differs(t, "option deleteBeforeReplace, the dependent changes", secondCheck)
-		s.up("resources:\n"+sideThing("a", "value: two, key: k5, deleteBeforeReplace: true", "deleteBeforeReplace: false")+deps).inOrder().differs(t, "option false over the provider", secondCheck)
+		s.up("resources:\n"+sideThing("a", "value: one, key: k2, deleteBeforeReplace: true", "")+deps).inOrder().same(t, "provider's deleteBeforeReplace")
+		s.up("resources:\n"+sideThing("a", "value: one, key: k3", "deleteBeforeReplace: true")+deps).inOrder().same(t, "option deleteBeforeReplace")
+		s.up("resources:\n"+sideThing("a", "value: two, key: k4", "deleteBeforeReplace: true")+deps).inOrder().same(t, "option deleteBeforeReplace, the dependent changes")
+		s.up("resources:\n"+sideThing("a", "value: two, key: k5, deleteBeforeReplace: true", "deleteBeforeReplace: false")+deps).inOrder().same(t, "option false over the provider")
 	})
 
 	t.Run("Protect", func(t *testing.T) {
@@ -416,14 +455,42 @@ func TestPulumiSideBySide(t *testing.T) {
 		s.up("resources:\n"+sideThing("a", "value: two, key: k1", "protect: true")+sideThing("b", "value: x", "")).same(t, "update of a protected resource")
 		st := s.up("resources:\n" + sideThing("a", "value: two, key: k2", "protect: true") + sideThing("b", "value: x", ""))
 		st.after(t, "replace of a protected resource", "cairn checks and diffs every resource before it refuses; pulumi stops at the first refusal")
-		if st.c.err == nil {
-			t.Errorf("cairn replaced a protected resource:\n%s", st.c.all())
+		if st.c.err == nil || !strings.Contains(gist(st.c.all()), `unable to replace resource "a" as it is currently marked for protection`) {
+			t.Errorf("cairn replaced a protected resource, or refused in other words:\n%s", st.c.all())
 		}
-		// Both refuse; cairn's words are Terraform's prevent_destroy (a known difference).
 		st = s.up("resources:\n" + sideThing("b", "value: x", ""))
-		st.differs(t, "delete of a protected resource", protectNotStored)
-		s.up("resources:\n"+sideThing("a", "value: two, key: k1", "protect: false")+sideThing("b", "value: x", "")).after(t, "unprotect", protectNotStored)
-		s.up("resources:\n"+sideThing("b", "value: x", "")).after(t, "delete once unprotected", protectNotStored)
+		st.same(t, "delete of a protected resource")
+		if st.c.err == nil || !strings.Contains(gist(st.c.all()), `resource "a" cannot be deleted because it is protected`) {
+			t.Errorf("cairn's refusal to delete a protected resource:\n%s", st.c.all())
+		}
+		s.up("resources:\n"+sideThing("a", "value: two, key: k1", "protect: false")+sideThing("b", "value: x", "")).same(t, "unprotect")
+		s.up("resources:\n"+sideThing("b", "value: x", "")).same(t, "delete once unprotected")
+	})
+
+	t.Run("RefreshThenDeploy", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		prog := "resources:\n" + sideThing("a", "value: one", "") + "outputs:\n  out: ${a.out}\n"
+		s.up(prog).same(t, "create")
+		s.changeBehind("a", "value", "drifted")
+		s.refresh().same(t, "refresh that reads a changed outside")
+		s.up(prog).same(t, "deploy after the refresh: the diff is against what Read returned")
+		s.refresh().same(t, "refresh with nothing changed")
+		s.changeBehind("a", "out", "changed outside")
+		s.refresh().same(t, "refresh that reads an output changed outside: the inputs stay")
+		s.up(prog).same(t, "deploy after an output changed outside")
+	})
+
+	t.Run("FailedCreateFirstReplacement", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		deps := sideThing("b", `value: "${a.out}"`, "")
+		s.up("resources:\n"+sideThing("a", "value: one, key: k1", "")+deps).inOrder().same(t, "create")
+		// pulumi keeps the new object as a (with its init errors) and the old one marked for deletion.
+		s.up("resources:\n"+sideThing("a", "value: one, key: k2, failCreate: true", "")+deps).inOrder().
+			after(t, "a create-first replacement whose create fails after making its object", initErrorsWording)
+		// The next deploy updates the new object, then deletes the old one.
+		s.up("resources:\n"+sideThing("a", "value: one, key: k2", "")+deps).inOrder().same(t, "the deploy after it")
 	})
 
 	t.Run("IgnoreChanges", func(t *testing.T) {
@@ -438,7 +505,7 @@ func TestPulumiSideBySide(t *testing.T) {
 		t.Parallel()
 		s := newSideBySide(t, peer, plugins)
 		st := s.up("resources:\n" + sideThing("a", "value: one, failCreate: true", "") + sideThing("b", `value: "${a.out}"`, ""))
-		st.differs(t, "a create that fails after making its object", "cairn's initErrors are not the provider's reasons")
+		st.differs(t, "a create that fails after making its object", initErrorsWording)
 		if st.p.err == nil || st.c.err == nil {
 			t.Errorf("a failing create succeeded: pulumi %v, cairn %v", st.p.err, st.c.err)
 		}

@@ -22,7 +22,7 @@ package main
 // With CAIRNTEST_DIR set, every object is a file DIR/things/<id>.json (delete the file to
 // delete the object behind the engine's back), and every call the provider serves is appended
 // to DIR/calls.log as "<Method> <name>[ preview]" so tests see what an engine asked and in
-// which order.
+// which order (a Check that got old inputs is "Check(olds)").
 
 import (
 	"context"
@@ -140,7 +140,11 @@ func (p *cairntest) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, err
 
 // Check reports bad inputs per property and fills value's default.
 func (p *cairntest) Check(_ context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
-	p.record("Check", req.GetName(), false)
+	method := "Check"
+	if len(req.GetOlds().GetFields()) > 0 {
+		method = "Check(olds)" // an update's check: the engine sent the stored inputs
+	}
+	p.record(method, req.GetName(), false)
 	news, err := unmarshal(req.GetNews())
 	if err != nil {
 		return nil, err

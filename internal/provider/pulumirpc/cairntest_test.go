@@ -314,3 +314,43 @@ func TestDiffOfANewResourcePreviewsItsCreate(t *testing.T) {
 	}
 	waitForCall(t, dir, "Create n preview")
 }
+
+// Check sends the stored inputs as olds when the engine gives them (an update), and empty
+// olds otherwise (a create, or a replacement's new object checked again), as Pulumi's engine.
+func TestCairntestCheckSendsOlds(t *testing.T) {
+	p, dir := launchCairntest(t)
+	in := props(map[string]cty.Value{"value": cty.StringVal("one")})
+	checked(t, p, "created", in)
+	chk, err := p.Check(context.Background(), provider.CheckRequest{Resource: res(thing, "updated"), Props: in, OldProps: in})
+	if err != nil || len(chk.Failures) > 0 {
+		t.Fatalf("check with olds: %v %+v", err, chk.Failures)
+	}
+	got := slices.DeleteFunc(calls(t, dir), func(c string) bool { return !strings.HasPrefix(c, "Check") })
+	if want := []string{"Check created", "Check(olds) updated"}; !slices.Equal(got, want) {
+		t.Errorf("checks = %v, want %v", got, want)
+	}
+}
+
+// The Read of a stored resource (a refresh) is followed by the Diff Pulumi's engine makes of
+// what was read against the stored inputs; the inputs read are the ones to store, and the
+// stored ones when the plugin reads none. A Read that imports (nothing stored) has no Diff.
+func TestRefreshReadIsFollowedByItsDiff(t *testing.T) {
+	p, dir := launchCairntest(t)
+	ctx := context.Background()
+	in := checked(t, p, "r", props(map[string]cty.Value{"value": cty.StringVal("x")}))
+	c, err := p.Create(ctx, provider.CreateRequest{Resource: res(thing, "r"), Props: in})
+	if err != nil || c.Diagnostics.HasErrors() {
+		t.Fatalf("create: %v %v", err, c.Diagnostics)
+	}
+	_ = os.Remove(filepath.Join(dir, "calls.log"))
+	r, err := p.Read(ctx, provider.ReadRequest{Resource: res(thing, "r"), ID: c.ID, Props: in, Outputs: c.Outputs})
+	if err != nil || !r.PropsRead || !r.Props.RawEquals(in) {
+		t.Fatalf("read: %v %+v", err, r)
+	}
+	if _, err := p.Import(ctx, provider.ImportRequest{Resource: res(thing, "r"), ID: c.ID}); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if got, want := calls(t, dir), []string{"Read r", "Diff r", "Read r"}; !slices.Equal(got, want) {
+		t.Errorf("calls = %v, want %v", got, want)
+	}
+}

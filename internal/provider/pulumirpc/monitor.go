@@ -223,7 +223,7 @@ func (m *monitor) apply(ctx context.Context, ch ComponentChild, news cty.Value, 
 			return "", cty.NilVal, cty.NilVal, err
 		}
 	}
-	ck, err := p.CheckUpdate(ctx, provider.CheckRequest{Resource: r, Props: news}, olds)
+	ck, err := p.Check(ctx, provider.CheckRequest{Resource: r, Props: news, OldProps: olds})
 	if err != nil {
 		return "", cty.NilVal, cty.NilVal, err
 	}
@@ -252,7 +252,7 @@ func (m *monitor) apply(ctx context.Context, ch ComponentChild, news cty.Value, 
 			return m.create(ctx, r, ins)
 		}
 		// Checked again with no olds, as Pulumi checks a replacement.
-		ck, err := p.CheckUpdate(ctx, provider.CheckRequest{Resource: r, Props: news}, cty.EmptyObjectVal)
+		ck, err := p.Check(ctx, provider.CheckRequest{Resource: r, Props: news})
 		if err != nil {
 			return "", cty.NilVal, cty.NilVal, err
 		}

@@ -339,15 +339,15 @@ func (p *Provider) decode(s *structpb.Struct, sent cty.Value) (cty.Value, error)
 	return v, nil
 }
 
-// Check validates inputs of a new resource (olds empty, as Pulumi sends for a create or a
-// replacement). Props may hold unknowns (a preview); the plugin fills defaults.
+// Check validates a resource's inputs. OldProps are its stored inputs when it exists (Pulumi
+// sends them as olds on an update, from which providers keep values they generated before,
+// such as auto-names); none for a create or a replacement's new object (olds empty). Props
+// may hold unknowns (a preview); the plugin fills defaults.
 func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
-	return p.CheckUpdate(ctx, req, cty.EmptyObjectVal)
-}
-
-// CheckUpdate is Check of an existing resource: olds are its last inputs, from which
-// providers keep values they generated before (auto-names).
-func (p *Provider) CheckUpdate(ctx context.Context, req provider.CheckRequest, olds cty.Value) (provider.CheckResponse, error) {
+	olds := req.OldProps
+	if olds == cty.NilVal || olds.IsNull() {
+		olds = cty.EmptyObjectVal
+	}
 	var resp provider.CheckResponse
 	unconfigured, err := p.ready(ctx)
 	if err != nil {
@@ -642,7 +642,10 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 		if init, ok := initFailed(err); ok {
 			resp.ID = init.GetId()
 			resp.Outputs, _ = p.decode(init.GetProperties(), req.Outputs)
-			resp.Props, _ = p.decode(init.GetInputs(), req.Props)
+			resp.Props, resp.PropsRead = req.Props, true
+			if init.GetInputs() != nil {
+				resp.Props, _ = p.decode(init.GetInputs(), req.Props)
+			}
 			resp.Diagnostics = initDiags(init, "Read")
 			return resp, nil
 		}
@@ -659,12 +662,13 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 	if resp.Outputs, err = p.decode(r.GetProperties(), req.Outputs); err != nil {
 		return resp, err
 	}
+	resp.Props, resp.PropsRead = req.Props, true // Pulumi keeps the inputs when the plugin reads none
 	if r.GetInputs() != nil {
 		if resp.Props, err = p.decode(r.GetInputs(), req.Props); err != nil {
 			return resp, err
 		}
 	}
-	return resp, nil
+	return p.refreshDiff(ctx, req, resp) // refresh.go
 }
 
 // Update changes the resource in place.

@@ -393,11 +393,11 @@ func TestEngineEndpointServesHealth(t *testing.T) {
 	}
 }
 
-func TestCheckUpdateSendsOlds(t *testing.T) {
+func TestCheckSendsOlds(t *testing.T) {
 	p := launch(t, "simple", "2.0.0")
 	in := obj(map[string]cty.Value{"value": cty.False})
-	chk, err := p.CheckUpdate(context.Background(), provider.CheckRequest{Resource: res("simple:index:Resource", "r"), Props: in},
-		obj(map[string]cty.Value{"value": cty.True}))
+	chk, err := p.Check(context.Background(), provider.CheckRequest{Resource: res("simple:index:Resource", "r"), Props: in,
+		OldProps: obj(map[string]cty.Value{"value": cty.True})})
 	if err != nil || len(chk.Failures) > 0 || !chk.Props.RawEquals(in) {
 		t.Fatalf("check with olds: %v %+v", err, chk)
 	}

@@ -132,14 +132,14 @@ func tenantOf(t string) string {
 	return t
 }
 
-const resourceCols = `stack, name, type, id, status, status_reason, props, outputs, deps, deletion_policy, updated_at, private, provider`
+const resourceCols = `stack, name, type, id, status, status_reason, props, outputs, deps, deletion_policy, updated_at, private, provider, protect`
 
 func scanResource(sc scanner) (state.Resource, error) {
 	var r state.Resource
 	var deps string
 	var u int64
 	if err := sc.Scan(&r.Stack, &r.Name, &r.Type, &r.ID, &r.Status, &r.StatusReason, &r.Props, &r.Outputs, &deps,
-		&r.DeletionPolicy, &u, &r.Private, &r.Provider); err != nil {
+		&r.DeletionPolicy, &u, &r.Private, &r.Provider, &r.Protect); err != nil {
 		return r, err
 	}
 	r.UpdatedAt = tm(u)
@@ -248,7 +248,7 @@ func (s *Store) write(ctx context.Context, tx *sql.Tx, stack string, w state.Wri
 		}
 		_, err = tx.StmtContext(ctx, s.st.putResource).ExecContext(ctx, stack, r.Name, r.Type, r.ID, r.Status,
 			r.StatusReason, s.seal(r.Props, "resources", "props", stack, r.Name), s.seal(r.Outputs, "resources", "outputs", stack, r.Name),
-			string(deps), r.DeletionPolicy, ms(r.UpdatedAt), s.seal(r.Private, "resources", "private", stack, r.Name), r.Provider)
+			string(deps), r.DeletionPolicy, ms(r.UpdatedAt), s.seal(r.Private, "resources", "private", stack, r.Name), r.Provider, r.Protect)
 		return err
 	case w.Delete != "":
 		_, err := tx.StmtContext(ctx, s.st.delResource).ExecContext(ctx, stack, w.Delete)

@@ -199,11 +199,11 @@ func (s *Store) prepare() error {
 	s.st = stmts{
 		journal: prep(`INSERT INTO journal (operation, stack, step, phase, token, failed, detail, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-		putResource: prep(`INSERT INTO resources (` + resourceCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		putResource: prep(`INSERT INTO resources (` + resourceCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (stack, name) DO UPDATE SET type = excluded.type, id = excluded.id, status = excluded.status,
 			status_reason = excluded.status_reason, props = excluded.props, outputs = excluded.outputs,
 			deps = excluded.deps, deletion_policy = excluded.deletion_policy, updated_at = excluded.updated_at,
-			private = excluded.private, provider = excluded.provider`),
+			private = excluded.private, provider = excluded.provider, protect = excluded.protect`),
 		delResource: prep(`DELETE FROM resources WHERE stack = ? AND name = ?`),
 		event: prep(`INSERT INTO events (stack, operation, logical_id, physical_id, type, status, reason, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),

@@ -95,7 +95,7 @@ func stack(name string) state.Stack {
 func resource(stack, name string) state.Resource {
 	return state.Resource{Stack: stack, Name: name, Type: "Custom::Thing", ID: "phys-" + name, Status: "CREATE_COMPLETE",
 		StatusReason: "", Props: []byte(`{"A":1}`), Outputs: []byte(`{"B":"x"}`), Deps: []string{"Other", "Z"},
-		DeletionPolicy: "Delete", Private: []byte(`{"v":1}`), Provider: "provider.time",
+		DeletionPolicy: "Delete", Protect: true, Private: []byte(`{"v":1}`), Provider: "provider.time",
 		UpdatedAt: t0.Add(time.Second)}
 }
 

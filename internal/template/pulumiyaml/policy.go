@@ -2,6 +2,7 @@ package pulumiyaml
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/pulumistate"
@@ -16,14 +17,28 @@ import (
 func Policy() template.DialectPolicy {
 	return template.DialectPolicy{
 		Dialect: template.PulumiYAML, Name: "Pulumi YAML", StackType: "pulumi:pulumi:Stack",
-		FromFiles: true, PlansReplacements: true, UpdatesFailedCreates: true, ProviderPlugins: true,
+		FromFiles: true, PlansReplacements: true, UpdatesFailedCreates: true, ProviderPlugins: true, RechecksReplacements: true,
+		RefreshKeepsOutputs: true,
 		// Create has no idempotency token: a create in flight at a crash is made again, and
 		// the object the first one may have made is reported (Pulumi's pending operation).
 		BlindResumedCreates: true, Importable: true, ShowsAttributes: true, StateFormat: pulumistate.Format{},
-		Paths: paths,
+		Protection: &template.Protection{Refusal: protectRefusal},
+		Paths:      paths,
 		// Pulumi has no stack ARN; the id is the fresh unique id, as for ROS.
 		StackID: func(_, _, _, unique string) string { return unique },
 	}
+}
+
+// protectRefusal words a refusal as Pulumi's engine does (the resource's name where Pulumi
+// gives its URN, cairn's verb where it gives its own).
+func protectRefusal(name string, replace bool) string {
+	if replace {
+		return fmt.Sprintf("unable to replace resource %q as it is currently marked for protection. "+
+			"To unprotect the resource, remove the `protect` flag from the resource in your Pulumi program and run `cairn deploy`", name)
+	}
+	return fmt.Sprintf("resource %q cannot be deleted because it is protected. "+
+		"To unprotect the resource, remove the `protect` flag from the resource in your Pulumi program and run `cairn deploy` "+
+		"(a resource no longer in the program: declare it again with `protect: false`, deploy, then remove it)", name)
 }
 
 func paths(r *template.Resource) template.ResourcePaths {
