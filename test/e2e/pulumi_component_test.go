@@ -100,7 +100,7 @@ func TestPulumiComponentLifecycle(t *testing.T) {
 	// A changed entry: the child is diffed and updated in place, the other left alone.
 	w.write(groupYAML("g", "[one, three]") + thingYAML("after", `value: "${g.outs[1]}"`))
 	w.run("deploy", "-f", w.prog, "--stack", "s")
-	if got, want := w.calls(), []string{"Construct g", "Check g-0", "Diff g-0", "Check g-1", "Diff g-1", "Update g-1", "Check after", "Diff after", "Update after", "Cancel"}; !slices.Equal(got, want) {
+	if got, want := w.calls(), []string{"Construct g", "Check(olds) g-0", "Diff g-0", "Check(olds) g-1", "Diff g-1", "Update g-1", "Check(olds) after", "Diff after", "Update after", "Cancel"}; !slices.Equal(got, want) {
 		t.Errorf("calls of the update = %v, want %v", got, want)
 	}
 	if v := attrs(t, w.describe("s"), "after")["value"]; v != "out-three" {
