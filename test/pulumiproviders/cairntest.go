@@ -460,7 +460,7 @@ var cairntestSchema = func() string {
 	b, err := json.Marshal(map[string]any{
 		"name": "cairntest", "version": cairntestVersion,
 		"description": "cairn's test provider: slow operations, partial failures, deletions behind the engine's back.",
-		"provider": map[string]any{"inputProperties": map[string]any{"region": prop("string", "Where things are made; a change replaces them.")}},
+		"provider":    map[string]any{"inputProperties": map[string]any{"region": prop("string", "Where things are made; a change replaces them.")}},
 		"resources": map[string]any{thingType: map[string]any{
 			"description": "A thing kept in $CAIRNTEST_DIR/things.", "inputProperties": inputs,
 			"properties": outs, "required": required,
