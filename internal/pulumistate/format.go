@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/cairn-dev/cairn/internal/template"
 )
 
@@ -29,6 +31,9 @@ type Format struct {
 	// provider's __internal input (a parameterized package's base plugin, its
 	// pluginDownloadURL); nil or empty: none.
 	DefaultInternal func(addr string) map[string]any
+	// DefaultConfig, when set, gives a default provider's configuration (the stack config's
+	// `<pkg>:key` values), which Pulumi stores as its inputs and outputs beside version.
+	DefaultConfig func(addr string) cty.Value
 }
 
 var _ template.StateFormat = Format{}
@@ -72,16 +77,26 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		if !ok {
 			return "", fmt.Errorf("provider %s is neither a default provider nor a resource of the stack", addr)
 		}
-		name := DefaultProviderName(version)
 		internal := map[string]any{}
 		if f.DefaultInternal != nil && f.DefaultInternal(addr) != nil {
 			internal = f.DefaultInternal(addr)
 		}
+		url, _ := internal["pluginDownloadURL"].(string)
+		name := DefaultProviderName(version, url)
 		inputs := map[string]any{"__internal": internal}
+		outputs := map[string]any{}
+		if f.DefaultConfig != nil {
+			config, err := s.encodeObject(ctx, f.DefaultConfig(addr))
+			if err != nil {
+				return "", fmt.Errorf("the configuration of %s: %w", addr, err)
+			}
+			for k, v := range config {
+				inputs[k], outputs[k] = v, v
+			}
+		}
 		if pkg == "pulumi" {
 			inputs = nil // the engine's own provider: Pulumi writes it without inputs
 		}
-		outputs := map[string]any{}
 		if version != "" {
 			if inputs != nil {
 				inputs["version"] = version
