@@ -57,7 +57,9 @@ func TestPluginDownloadURLs(t *testing.T) {
 		}
 		return v.GetAttr("__internal")
 	}
-	url := func(s string) cty.Value { return cty.ObjectVal(map[string]cty.Value{"pluginDownloadURL": cty.StringVal(s)}) }
+	url := func(s string) cty.Value {
+		return cty.ObjectVal(map[string]cty.Value{"pluginDownloadURL": cty.StringVal(s)})
+	}
 	if got := internal("prov"); got == cty.NilVal || !got.RawEquals(url("http://example.com")) {
 		t.Errorf("prov's __internal = %#v, want the declaration's URL", got)
 	}

@@ -136,7 +136,7 @@ type parser struct {
 	providerOpt  map[string]string
 	providersOpt map[string][]string
 	defaultProv  map[string]bool
-	downloadURL  map[string]string // the pluginDownloadURL option (downloadurl.go)
+	downloadURL  map[string]string          // the pluginDownloadURL option (downloadurl.go)
 	invokes      map[string]*invokeExpr     // by data resource name, as expressions use them
 	varDeps      map[string]map[string]bool // by variable: the resources and invokes it needs (collect)
 	decls        []*configDecl
