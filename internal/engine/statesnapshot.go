@@ -53,6 +53,9 @@ func snapshotOf(row state.Stack, rows []state.Resource) (template.StateSnapshot,
 		}
 		snap.Resources = append(snap.Resources, template.StateResource{Name: r.Name, Type: r.Type, ID: r.ID, Provider: r.Provider,
 			Inputs: in, Outputs: out, Deps: r.Deps, Failed: failed, Modified: r.UpdatedAt})
+		if failed {
+			snap.Resources[len(snap.Resources)-1].FailReason = r.StatusReason
+		}
 	}
 	return snap, nil
 }

@@ -204,7 +204,21 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			}
 		}
 		if r.Failed {
-			rs.InitErrors = []string{"the resource's create failed"}
+			rs.InitErrors = initErrors(r.FailReason)
+		}
+		if res := st.Resource(r.Name); res != nil {
+			for k, names := range propertyDependencies(st, res) { // propdeps.go
+				if rs.PropertyDependencies == nil {
+					rs.PropertyDependencies = map[string][]string{}
+				}
+				urns := []string{}
+				for _, n := range names {
+					if dr, ok := rows[n]; ok {
+						urns = append(urns, u.urn(dr.Name, dr.Type))
+					}
+				}
+				rs.PropertyDependencies[k] = urns
+			}
 		}
 		if !r.Modified.IsZero() {
 			m := r.Modified.UTC()
@@ -325,7 +339,7 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 			}
 		}
 		sr := template.StateResource{Name: name, Type: r.Type, ID: r.ID, Provider: res.Provider, Inputs: in, Outputs: outs,
-			Deps: deps, Failed: len(r.InitErrors) > 0}
+			Deps: deps, Failed: len(r.InitErrors) > 0, FailReason: strings.Join(r.InitErrors, "; ")}
 		if r.Modified != nil {
 			sr.Modified = *r.Modified
 		}

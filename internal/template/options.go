@@ -37,6 +37,10 @@ type Options struct {
 	// ImportID, when set, adopts the existing object of that id instead of creating one
 	// (the import is also in Stack.Imports); the resource's inputs must match it.
 	ImportID string
+	// PropertyDeps are, by top-level input property, the resources its value uses (directly,
+	// through variables or through invokes: a data resource's name), sorted; every property
+	// the program sets has an entry (a Pulumi deployment's propertyDependencies).
+	PropertyDeps map[string][]string
 }
 
 // Timeouts are a resource's custom operation timeouts.

@@ -39,8 +39,10 @@ type StateResource struct {
 	Outputs  cty.Value
 	Deps     []string // logical ids and provider addresses it depends on
 	// Failed says the resource's last create failed after the provider made it.
-	Failed   bool
-	Modified time.Time
+	Failed bool
+	// FailReason is why it failed, as stored (the provider's reasons, in the adapter's words).
+	FailReason string
+	Modified   time.Time
 }
 
 // StateOutput is one stack output.

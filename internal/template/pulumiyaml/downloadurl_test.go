@@ -130,3 +130,41 @@ func TestDefaultProviderSecretConfigExported(t *testing.T) {
 		t.Errorf("the secret config is not sealed in the export:\n%s", s)
 	}
 }
+
+// TestPropertyDeps: each property the program sets records the resources and invokes its
+// value uses, through variables too; a property that uses none has an empty entry; dependsOn
+// is not a property's.
+func TestPropertyDeps(t *testing.T) {
+	st := mustParse(t, map[string]string{"Pulumi.yaml": `name: p
+runtime: yaml
+variables:
+  v: ${c0.out}
+  got:
+    fn::invoke:
+      function: simple:index:fn
+      arguments: {x: "${a.value}"}
+resources:
+  a: {type: simple:index:Resource, properties: {value: true}}
+  c0: {type: simple:index:Resource}
+  c:
+    type: simple:index:Resource
+    properties:
+      value: "x-${a.value}-${v}"
+      key: ${v}
+      plain: 3
+      fromInvoke: ${got}
+    options: {dependsOn: ["${c0}"]}
+`}, nil)
+	c := st.Resource("c").PropertyDeps
+	inv := c["fromInvoke"] // the invoke's data resource, and a (its argument's, through the variable)
+	if len(inv) != 2 || inv[0] != "a" || st.Resource(inv[1]) == nil || st.Resource(inv[1]).Mode != template.Data {
+		t.Fatalf("fromInvoke's deps = %v, want a and the invoke's data resource", inv)
+	}
+	want := map[string][]string{"value": {"a", "c0"}, "key": {"c0"}, "plain": {}, "fromInvoke": inv}
+	if d := cmp.Diff(want, c); d != "" {
+		t.Errorf("c's property deps: -want +got\n%s", d)
+	}
+	if d := st.Resource("c0").PropertyDeps; d != nil {
+		t.Errorf("c0 sets no property, has %v", d)
+	}
+}

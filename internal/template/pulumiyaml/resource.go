@@ -94,6 +94,7 @@ func (p *parser) resource(e entry) *template.Resource {
 		deps[d] = true
 	}
 	r.DependsOn = slices.Sorted(maps.Keys(deps))
+	r.PropertyDeps = p.propertyDeps(props) // propertydeps.go
 	return r
 }
 
