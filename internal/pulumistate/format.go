@@ -130,6 +130,9 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			if d == parent {
 				continue // cairn orders a child after its parent; Pulumi's state does not list it as a dependency
 			}
+			if d == f.providerResource(r.Provider) && d != r.Name && !usesInProperties(st, r.Name, d) {
+				continue // nor its provider resource, which the provider reference names (propdeps.go)
+			}
 			if dr, ok := rows[d]; ok {
 				if err := visit(dr, path); err != nil {
 					return err

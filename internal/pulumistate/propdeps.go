@@ -57,3 +57,20 @@ func propertyDependencies(st *template.Stack, r *template.Resource) map[string][
 	}
 	return out
 }
+
+// usesInProperties says whether resource name's properties use resource dep's values (Pulumi
+// lists a resource's provider among its dependencies only then).
+func usesInProperties(st *template.Stack, name, dep string) bool {
+	r := st.Resource(name)
+	if r == nil {
+		return false
+	}
+	for _, deps := range propertyDependencies(st, r) {
+		for _, d := range deps {
+			if d == dep {
+				return true
+			}
+		}
+	}
+	return false
+}

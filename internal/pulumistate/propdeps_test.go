@@ -69,3 +69,56 @@ func TestExportPropertyDependencies(t *testing.T) {
 		t.Errorf("b's initErrors: -want +got\n%s", d)
 	}
 }
+
+// TestExportLeavesTheProviderOutOfDependencies: a resource served by an explicit provider
+// resource depends on it (cairn orders it after), but Pulumi lists the provider only in the
+// resource's provider reference, unless its properties use the provider's values.
+func TestExportLeavesTheProviderOutOfDependencies(t *testing.T) {
+	prov := "pulumi:providers:simple::prov"
+	f := testFormat()
+	f.ProviderResource = func(addr string) string {
+		if addr == prov {
+			return "prov"
+		}
+		return ""
+	}
+	st := &template.Stack{Resources: []*template.Resource{
+		{Name: "prov", Type: "pulumi:providers:simple", Provider: prov},
+		{Name: "served", Type: "simple:index:Resource", Provider: prov, DependsOn: []string{"prov"}},
+		{Name: "reads", Type: "simple:index:Resource", Provider: prov, DependsOn: []string{"prov"},
+			Options: template.Options{PropertyDeps: map[string][]string{"text": {"prov"}}}},
+	}}
+	row := func(name, typ string) template.StateResource {
+		return template.StateResource{Name: name, Type: typ, ID: "id-" + name, Provider: prov, Inputs: cty.EmptyObjectVal,
+			Outputs: cty.EmptyObjectVal, Deps: []string{"prov"}}
+	}
+	p := row("prov", "pulumi:providers:simple")
+	p.Deps = nil
+	snap := template.StateSnapshot{Stack: "dev", StackID: "sid", Resources: []template.StateResource{
+		p, row("served", "simple:index:Resource"), row("reads", "simple:index:Resource")}}
+	b, err := f.Encode(context.Background(), st, snap, template.StateKeys{ShowSecrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ud untypedDeployment
+	var d deployment
+	if err := json.Unmarshal(b, &ud); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(ud.Deployment, &d); err != nil {
+		t.Fatal(err)
+	}
+	provURN := "urn:pulumi:dev::proj::pulumi:providers:simple::prov"
+	for _, r := range d.Resources {
+		switch r.URN {
+		case "urn:pulumi:dev::proj::simple:index:Resource::served":
+			if len(r.Dependencies) != 0 {
+				t.Errorf("served's dependencies = %v, want none", r.Dependencies)
+			}
+		case "urn:pulumi:dev::proj::simple:index:Resource::reads":
+			if d := cmp.Diff([]string{provURN}, r.Dependencies); d != "" {
+				t.Errorf("reads' dependencies: -want +got\n%s", d)
+			}
+		}
+	}
+}
