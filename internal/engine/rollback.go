@@ -24,6 +24,7 @@ type target struct {
 	private       []byte
 	provider      string // provider configuration (Terraform language)
 	removeRow     bool   // the row goes with it (a removed or rolled-back resource, not an old copy)
+	made          bool   // made by this run (a rollback): deleted through the run's provider configuration
 }
 
 // targetOf is what deleting a stored row removes.
@@ -157,7 +158,7 @@ func (r *run) undo(ctx context.Context, name string, fwd stepEnd) error {
 			id = fmt.Sprintf("%s-%s-%s", r.stack.Name, name, newID()[:12])
 		}
 		t := r.imageTarget(name, fwd.After)
-		t.id, t.removeRow = id, true
+		t.id, t.removeRow, t.made = id, true, true
 		return r.deleteOne(ctx, key, t)
 	}
 	p, err := r.ps.configured(ctx, r.sc, res.Type, res.Provider)
@@ -328,7 +329,7 @@ func (r *run) deleteOne(ctx context.Context, key string, t target) error {
 		}
 		return nil
 	}
-	p, err := r.ps.configured(ctx, r.sc, t.typ, t.provider)
+	p, err := r.ps.forDelete(ctx, r.sc, t) // priorprovider.go
 	if err != nil {
 		if err := r.event(ctx, t.name, t.id, t.typ, "DELETE_FAILED", err.Error()); err != nil {
 			return err

@@ -55,6 +55,9 @@ func snapshotOf(row state.Stack, rows []state.Resource) (template.StateSnapshot,
 			Type: r.Type, ID: r.ID, Provider: r.Provider,
 			Inputs: in, Outputs: out, Deps: r.Deps, Failed: failed, Modified: r.UpdatedAt, Private: r.Private,
 			Protect: r.Protect, Retain: r.DeletionPolicy == string(template.Retain)})
+		if failed {
+			snap.Resources[len(snap.Resources)-1].FailReason = r.StatusReason
+		}
 	}
 	return snap, nil
 }

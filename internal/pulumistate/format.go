@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/provider/pulumirpc"
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/cairn-dev/cairn/internal/template"
 )
 
@@ -30,6 +32,9 @@ type Format struct {
 	// provider's __internal input (a parameterized package's base plugin, its
 	// pluginDownloadURL); nil or empty: none.
 	DefaultInternal func(addr string) map[string]any
+	// DefaultConfig, when set, gives a default provider's configuration (the stack config's
+	// `<pkg>:key` values), which Pulumi stores as its inputs and outputs beside version.
+	DefaultConfig func(addr string) cty.Value
 }
 
 var _ template.StateFormat = Format{}
@@ -75,16 +80,26 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		if !ok {
 			return "", fmt.Errorf("provider %s is neither a default provider nor a resource of the stack", addr)
 		}
-		name := DefaultProviderName(version)
 		internal := map[string]any{}
 		if f.DefaultInternal != nil && f.DefaultInternal(addr) != nil {
 			internal = f.DefaultInternal(addr)
 		}
+		url, _ := internal["pluginDownloadURL"].(string)
+		name := DefaultProviderName(version, url)
 		inputs := map[string]any{"__internal": internal}
+		outputs := map[string]any{}
+		if f.DefaultConfig != nil {
+			config, err := s.encodeObject(ctx, f.DefaultConfig(addr))
+			if err != nil {
+				return "", fmt.Errorf("the configuration of %s: %w", addr, err)
+			}
+			for k, v := range config {
+				inputs[k], outputs[k] = v, v
+			}
+		}
 		if pkg == "pulumi" {
 			inputs = nil // the engine's own provider: Pulumi writes it without inputs
 		}
-		outputs := map[string]any{}
 		if version != "" {
 			if inputs != nil {
 				inputs["version"] = version
@@ -117,6 +132,9 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 		for _, d := range r.Deps {
 			if d == parent || replacesWith(st, r.Name, d) {
 				continue // cairn orders a child after its parent (a resource after its replaceWith); Pulumi's state does not list it as a dependency
+			}
+			if d == f.providerResource(r.Provider) && d != r.Name && !usesInProperties(st, r.Name, d) {
+				continue // nor its provider resource, which the provider reference names (propdeps.go)
 			}
 			if dr, ok := rows[d]; ok {
 				if err := visit(dr, path); err != nil {
@@ -185,15 +203,6 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 				}
 			}
 			rs.HideDiff = res.HideDiffs
-			if !strings.HasPrefix(r.Type, "pulumi:providers:") {
-				rs.PropertyDependencies = propertyDependencies(rs.Inputs, res.PropertyDeps, func(name string) (string, bool) {
-					dr, ok := rows[name]
-					if !ok {
-						return "", false
-					}
-					return u.urn(dr.Name, dr.Type), true
-				})
-			}
 			for _, name := range res.ReplaceWith {
 				if dr, ok := rows[name]; ok {
 					rs.ReplaceWith = append(rs.ReplaceWith, u.urn(dr.Name, dr.Type))
@@ -206,7 +215,21 @@ func (f Format) Encode(ctx context.Context, st *template.Stack, snap template.St
 			}
 		}
 		if r.Failed {
-			rs.InitErrors = []string{"the resource's create failed"}
+			rs.InitErrors = initErrors(r.FailReason)
+		}
+		if res := st.Resource(r.Name); res != nil {
+			for k, names := range propertyDependencies(st, res) { // propdeps.go
+				if rs.PropertyDependencies == nil {
+					rs.PropertyDependencies = map[string][]string{}
+				}
+				urns := []string{}
+				for _, n := range names {
+					if dr, ok := rows[n]; ok {
+						urns = append(urns, u.urn(dr.Name, dr.Type))
+					}
+				}
+				rs.PropertyDependencies[k] = urns
+			}
 		}
 		if !r.Modified.IsZero() {
 			m := r.Modified.UTC()
@@ -345,7 +368,8 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 			}
 		}
 		sr := template.StateResource{Name: name, Type: r.Type, ID: r.ID, Provider: res.Provider, Inputs: in, Outputs: outs,
-			Deps: deps, Failed: len(r.InitErrors) > 0, Protect: r.Protect, Retain: r.RetainOnDelete}
+			Deps: deps, Failed: len(r.InitErrors) > 0, Protect: r.Protect, Retain: r.RetainOnDelete,
+			FailReason: strings.Join(r.InitErrors, "; ")}
 		if r.Modified != nil {
 			sr.Modified = *r.Modified
 		}
@@ -396,23 +420,4 @@ func mustJSON(v any) []byte {
 		panic(err) // only maps, strings and raw JSON already checked
 	}
 	return b
-}
-
-// propertyDependencies is a resource's propertyDependencies as Pulumi writes them: every input
-// property, with the URNs of the resources its value comes from (empty when none).
-func propertyDependencies(inputs map[string]any, deps map[string][]string, urnOf func(string) (string, bool)) map[string][]string {
-	if len(inputs) == 0 {
-		return nil
-	}
-	out := make(map[string][]string, len(inputs))
-	for key := range inputs {
-		urns := []string{}
-		for _, d := range deps[key] {
-			if urn, ok := urnOf(d); ok {
-				urns = append(urns, urn)
-			}
-		}
-		out[key] = urns
-	}
-	return out
 }

@@ -59,10 +59,37 @@ func (u urns) parent(name string) string {
 func urnName(urn string) (string, error) { return pulumiurn.Name(urn) }
 
 // DefaultProviderName is the name of a default provider of a package at version ("" for
-// none): `default`, or `default_2_0_0` as Pulumi's ProviderRequest.DefaultName writes it.
-func DefaultProviderName(version string) string {
-	if version == "" {
-		return "default"
+// none) and plugin download URL url ("" for none): `default`, `default_2_0_0`, or
+// `default_9_0_0_http_/example.com`, as Pulumi's ProviderRequest.DefaultName writes it.
+func DefaultProviderName(version, url string) string {
+	name := "default"
+	if version != "" {
+		name += "_" + strings.NewReplacer(".", "_", "-", "_", "+", "_").Replace(version)
 	}
-	return "default_" + strings.NewReplacer(".", "_", "-", "_", "+", "_").Replace(version)
+	if url != "" {
+		name += "_" + qname(url)
+	}
+	return name
+}
+
+// qname is s as a Pulumi QName (tokens.IntoQName): empty '/'-separated segments dropped, and
+// in each segment every byte outside [A-Za-z0-9_.-] replaced by '_'.
+func qname(s string) string {
+	var segs []string
+	for _, seg := range strings.Split(s, "/") {
+		if seg == "" {
+			continue
+		}
+		b := []byte(seg)
+		for i, c := range b {
+			if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+				b[i] = '_'
+			}
+		}
+		segs = append(segs, string(b))
+	}
+	if len(segs) == 0 {
+		return "_"
+	}
+	return strings.Join(segs, "/")
 }

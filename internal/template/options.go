@@ -40,9 +40,9 @@ type Options struct {
 	// ImportID, when set, adopts the existing object of that id instead of creating one
 	// (the import is also in Stack.Imports); the resource's inputs must match it.
 	ImportID string
-	// PropertyDeps are, by top-level input property, the resources its value comes from (an
-	// invoke's result: the resources its arguments and dependsOn name): a Pulumi deployment's
-	// propertyDependencies.
+	// PropertyDeps are, by top-level input property, the resources its value uses (directly,
+	// through variables or through invokes: a data resource's name), sorted; every property
+	// the program sets has an entry (a Pulumi deployment's propertyDependencies).
 	PropertyDeps map[string][]string
 }
 

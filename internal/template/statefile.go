@@ -47,7 +47,9 @@ type StateResource struct {
 	// create-first replacement whose new object's create failed): the resource itself is
 	// stored beside it under the same name.
 	PendingDelete bool
-	Modified      time.Time
+	// FailReason is why it failed, as stored (the provider's reasons, in the adapter's words).
+	FailReason string
+	Modified   time.Time
 	// Private is the provider's opaque data of the resource (a Pulumi component's children).
 	Private []byte
 }

@@ -16,6 +16,11 @@ package main
 //	                            cut short by Cancel
 //	failCreate          bool    Create makes the object, then reports it unhealthy
 //
+// Provider configuration: region (string). A change of region is a replacement (DiffConfig),
+// so every thing is made anew in the new region, and the old ones must be deleted through a
+// provider still configured with the old region: Create and Delete are logged with
+// " region=<r>" when a region is configured, to show which configuration served them.
+//
 // Outputs: the inputs, plus `out` ("out-" + value; unknown in a preview until value is
 // known) and `uid` (the id; stable across updates, unknown in a create's preview).
 //
@@ -59,6 +64,8 @@ type cairntest struct {
 	cancelled  chan struct{} // closed by Cancel: every wait ends early
 
 	logMu sync.Mutex
+
+	region string // the configured region ("" for none)
 }
 
 func newCairntest() *cairntest {
@@ -122,13 +129,40 @@ func (p *cairntest) CheckConfig(_ context.Context, req *pulumirpc.CheckRequest) 
 	return &pulumirpc.CheckResponse{Inputs: req.GetNews()}, nil
 }
 
-func (p *cairntest) DiffConfig(context.Context, *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
+// DiffConfig: a change of region replaces the provider, and so every thing it serves.
+func (p *cairntest) DiffConfig(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
+	olds, err := unmarshal(req.GetOldInputs())
+	if err != nil {
+		return nil, err
+	}
+	news, err := unmarshal(req.GetNews())
+	if err != nil {
+		return nil, err
+	}
+	if o, n := plain(olds["region"]), plain(news["region"]); !o.DeepEquals(n) {
+		return &pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_SOME, Diffs: []string{"region"}, Replaces: []string{"region"}}, nil
+	}
 	return &pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_NONE}, nil
 }
 
-func (p *cairntest) Configure(context.Context, *pulumirpc.ConfigureRequest) (*pulumirpc.ConfigureResponse, error) {
+func (p *cairntest) Configure(_ context.Context, req *pulumirpc.ConfigureRequest) (*pulumirpc.ConfigureResponse, error) {
 	p.record("Configure", "", false)
+	args, err := unmarshal(req.GetArgs())
+	if err != nil {
+		return nil, err
+	}
+	if r := plain(args["region"]); r.IsString() {
+		p.region = r.StringValue()
+	}
 	return &pulumirpc.ConfigureResponse{AcceptSecrets: true, AcceptResources: true, SupportsPreview: true}, nil
+}
+
+// inRegion is name as Create and Delete log it: with the configured region, when there is one.
+func (p *cairntest) inRegion(name string) string {
+	if p.region == "" {
+		return name
+	}
+	return name + " region=" + p.region
 }
 
 // Cancel ends every wait in progress and every later one: the engine is going away.
@@ -262,7 +296,7 @@ func outputs(id string, ins resource.PropertyMap) resource.PropertyMap {
 }
 
 func (p *cairntest) Create(ctx context.Context, req *pulumirpc.CreateRequest) (*pulumirpc.CreateResponse, error) {
-	p.record("Create", req.GetName(), req.GetPreview())
+	p.record("Create", p.inRegion(req.GetName()), req.GetPreview())
 	ins, err := unmarshal(req.GetProperties())
 	if err != nil {
 		return nil, err
@@ -312,7 +346,7 @@ func (p *cairntest) Update(ctx context.Context, req *pulumirpc.UpdateRequest) (*
 }
 
 func (p *cairntest) Delete(ctx context.Context, req *pulumirpc.DeleteRequest) (*emptypb.Empty, error) {
-	p.record("Delete", req.GetName(), false)
+	p.record("Delete", p.inRegion(req.GetName()), false)
 	olds, err := unmarshal(req.GetProperties())
 	if err != nil {
 		return nil, err
@@ -431,6 +465,7 @@ var cairntestSchema = func() string {
 	b, err := json.Marshal(map[string]any{
 		"name": "cairntest", "version": cairntestVersion,
 		"description": "cairn's test provider: slow operations, partial failures, deletions behind the engine's back.",
+		"provider":    map[string]any{"inputProperties": map[string]any{"region": prop("string", "Where things are made; a change replaces them.")}},
 		"resources": map[string]any{thingType: map[string]any{
 			"description": "A thing kept in $CAIRNTEST_DIR/things.", "inputProperties": inputs,
 			"properties": outs, "required": required,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cairn-dev/cairn/internal/provider"
 )
@@ -13,9 +14,10 @@ import (
 type Lazy struct {
 	opts Options
 
-	once sync.Once
-	p    *Provider
-	err  error
+	once    sync.Once
+	p       *Provider
+	err     error
+	started atomic.Pointer[Provider] // p once launched, for PriorConfig (which never launches)
 }
 
 var _ provider.Provider = (*Lazy)(nil)
@@ -26,7 +28,10 @@ func Open(opts Options) *Lazy { return &Lazy{opts: opts} }
 func (l *Lazy) get(ctx context.Context) (*Provider, error) {
 	// The launch outlives the first caller's context: a call cancelled while the plugin starts must
 	// not leave a failed launch for every later call (the Handshake has its own bound).
-	l.once.Do(func() { l.p, l.err = Launch(context.WithoutCancel(ctx), l.opts) })
+	l.once.Do(func() {
+		l.p, l.err = Launch(context.WithoutCancel(ctx), l.opts)
+		l.started.Store(l.p)
+	})
 	if l.p == nil && l.err == nil {
 		return nil, fmt.Errorf("provider %s: closed", l.opts.Package)
 	}
@@ -113,6 +118,15 @@ func (l *Lazy) Import(ctx context.Context, req provider.ImportRequest) (provider
 }
 
 // Close stops the plugin if it was started; one that never started needs nothing.
+// PriorConfig is the launched plugin's (provider.ConfigReplacer); a plugin never launched had
+// no DiffConfig, so nothing was replaced.
+func (l *Lazy) PriorConfig() (provider.ConfigureRequest, bool) {
+	if p := l.started.Load(); p != nil {
+		return p.PriorConfig()
+	}
+	return provider.ConfigureRequest{}, false
+}
+
 func (l *Lazy) Close() error {
 	l.once.Do(func() {}) // no launch after Close
 	if l.p == nil {

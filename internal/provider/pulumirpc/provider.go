@@ -77,6 +77,9 @@ type Provider struct {
 	// replacedConfig: DiffConfig of this instance's provider resource said replace, so every
 	// resource it serves is replaced (providerres.go).
 	replacedConfig bool
+	// priorConfig is the provider resource's stored configuration before that replacement:
+	// the old objects are deleted through an instance configured with it (PriorConfig).
+	priorConfig cty.Value
 	// emptyRefused: configuring with nothing (ready) was refused; Configure is awaited.
 	emptyRefused bool
 	// confURN is the URN of the provider configuration the engine configured it as.

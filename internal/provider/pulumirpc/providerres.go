@@ -113,10 +113,21 @@ func (p *Provider) diffConfig(ctx context.Context, req provider.DiffRequest) (pr
 	}
 	if resp.Replace {
 		p.mu.Lock()
-		p.replacedConfig = true
+		p.replacedConfig, p.priorConfig = true, req.OldProps
 		p.mu.Unlock()
 	}
 	return resp, nil
+}
+
+// PriorConfig is the configuration this instance's provider resource had before DiffConfig
+// replaced it in this run, with which its old objects are deleted (provider.ConfigReplacer).
+func (p *Provider) PriorConfig() (provider.ConfigureRequest, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.replacedConfig || p.priorConfig == cty.NilVal {
+		return provider.ConfigureRequest{}, false
+	}
+	return provider.ConfigureRequest{Config: p.priorConfig, URN: p.confURN}, true
 }
 
 // configReplaced reports whether this instance's provider resource is being replaced.

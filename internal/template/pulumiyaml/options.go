@@ -108,7 +108,9 @@ func (p *parser) options(r *template.Resource, e entry) []string {
 			}
 			p.require(r, s.Value(), at)
 		case "pluginDownloadURL":
-			p.warnf(f.at, "the pluginDownloadURL option is ignored: cairn never downloads plugins")
+			if v, ok := p.constant(f, at, cty.String); ok {
+				p.downloadURL[r.Name] = v.AsString() // kept as Pulumi keeps it, never used to download (downloadurl.go)
+			}
 		case "replaceWith":
 			r.ReplaceWith = p.replaceWith(f, at)
 			named = append(named, r.ReplaceWith...) // decided first: their replacement replaces this one

@@ -55,7 +55,8 @@ func ParseWith(ctx context.Context, files map[string]string, stack string, overr
 		return nil, ds
 	}
 	p := &parser{prog: &program{stack: stack, variables: map[string]expr{}, resources: map[string]bool{}, src: newSources(ctx, files), bud: bud},
-		providerOpt: map[string]string{}, providersOpt: map[string][]string{}, defaultProv: map[string]bool{}, invokes: map[string]*invokeExpr{}}
+		providerOpt: map[string]string{}, providersOpt: map[string][]string{}, defaultProv: map[string]bool{}, invokes: map[string]*invokeExpr{},
+		downloadURL: map[string]string{}}
 	p.ds = ds
 	p.project(proj)
 	program := proj
@@ -142,6 +143,7 @@ type parser struct {
 	providerOpt  map[string]string
 	providersOpt map[string][]string
 	defaultProv  map[string]bool
+	downloadURL  map[string]string            // the pluginDownloadURL option (downloadurl.go)
 	envMappings  map[string]map[string]string // by provider resource name: its envVarMappings option
 	plugins      []projectPlugin              // the project's plugins: providers
 	invokes      map[string]*invokeExpr       // by data resource name, as expressions use them

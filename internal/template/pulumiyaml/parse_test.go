@@ -365,18 +365,18 @@ resources:
     type: pulumi:providers:random
   r:
     type: random:RandomId
+    name: other
     properties:
       byteLength: 4
     options:
       provider: ${prov}
-      pluginDownloadURL: https://example.com
 `}
 	st, ds := Parse(context.Background(), fs, "dev", nil)
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
-	if find(ds, "the pluginDownloadURL option is ignored") == nil {
-		t.Errorf("want a warning for the option cairn ignores, got %v", ds)
+	if find(ds, "is not supported yet and is ignored") == nil {
+		t.Errorf("want a warning for the name cairn ignores, got %v", ds)
 	}
 	r := st.Resource("r")
 	if r.Provider != ProviderAddr("random", "prov") || strings.Join(r.DependsOn, ",") != "prov" {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/cairn-dev/cairn/internal/pulumistate"
 	"github.com/cairn-dev/cairn/internal/pulumiurn"
 	"github.com/cairn-dev/cairn/internal/template"
@@ -50,8 +52,8 @@ func paths(r *template.Resource) template.ResourcePaths {
 // named by their package and pinned version as Pulumi names them.
 func stateFormat(project string, st *template.Stack) pulumistate.Format {
 	return pulumistate.Format{Project: project, ProviderResource: ProviderResource, DefaultProvider: func(addr string) (string, string, bool) {
-		pkg, ok := strings.CutPrefix(addr, "pulumi:providers:")
-		if pkg, ok = strings.CutSuffix(pkg, "::default"); !ok || pkg == "" {
+		pkg, _, ok := DefaultProviderOf(addr) // downloadurl.go
+		if !ok {
 			return "", "", false
 		}
 		version := ""
@@ -63,20 +65,29 @@ func stateFormat(project string, st *template.Stack) pulumistate.Format {
 		}
 		return pkg, version, true
 	}, DefaultInternal: func(addr string) map[string]any {
-		pkg, ok := strings.CutPrefix(addr, "pulumi:providers:")
-		if pkg, ok = strings.CutSuffix(pkg, "::default"); !ok {
-			return nil
-		}
-		r := st.Requirement(pkg)
-		if r == nil {
-			return nil
-		}
-		pz, ok := ParameterizationOf(r.Source)
+		pkg, url, ok := DefaultProviderOf(addr)
 		if !ok {
 			return nil
 		}
-		// providers.SetProviderParameterization: the base plugin and its version
-		return map[string]any{"name": pz.Plugin, "version": r.Versions, "parameterization": base64.StdEncoding.EncodeToString(pz.Value)}
+		internal := map[string]any{}
+		if url != "" {
+			internal[pluginDownloadKey] = url // providers.SetProviderURL
+		}
+		if r := st.Requirement(pkg); r != nil {
+			if pz, ok := ParameterizationOf(r.Source); ok {
+				// providers.SetProviderParameterization: the base plugin and its version
+				internal["name"], internal["version"] = pz.Plugin, r.Versions
+				internal["parameterization"] = base64.StdEncoding.EncodeToString(pz.Value)
+			}
+		}
+		return internal
+	}, DefaultConfig: func(addr string) cty.Value {
+		if cfg := st.Provider(addr); cfg != nil {
+			if v, ds := cfg.Config.Eval(nil); !ds.HasErrors() && v != cty.NilVal && v.IsWhollyKnown() {
+				return v
+			}
+		}
+		return cty.NilVal
 	}}
 }
 
@@ -89,9 +100,9 @@ func urnOf(project, stack string, st *template.Stack) func(name, typ string) str
 		if rest, ok := strings.CutPrefix(name, "pulumi:providers:"); ok && typ == "" {
 			pkg, pname, _ := strings.Cut(rest, "::")
 			typ = "pulumi:providers:" + pkg
-			if pname == "default" {
+			if _, url, ok := DefaultProviderOf(name); ok {
 				_, version, _ := format.DefaultProvider(name)
-				return pulumiurn.New(stack, project, typ, pulumistate.DefaultProviderName(version))
+				return pulumiurn.New(stack, project, typ, pulumistate.DefaultProviderName(version, url))
 			}
 			name = pname
 		}

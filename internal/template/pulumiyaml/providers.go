@@ -53,7 +53,7 @@ func ProviderResource(addr string) string {
 		return ""
 	}
 	_, name, ok := strings.Cut(rest, "::")
-	if !ok || name == "default" {
+	if !ok || name == "default" || strings.HasPrefix(name, "default@") {
 		return ""
 	}
 	return name
@@ -73,6 +73,7 @@ func (p *parser) assignProviders(st *template.Stack) {
 		}
 		pkg := Package(r.Type)
 		r.Provider = ProviderAddr(pkg, r.Name)
+		r.Properties = p.withDownloadURL(r, pkg) // downloadurl.go
 		st.Providers = append(st.Providers, &template.ProviderConfig{Addr: r.Provider, Name: pkg, Config: r.Properties,
 			DependsOn: slices.Clone(r.DependsOn), Range: r.Range, EnvVarMappings: p.envMappings[r.Name]})
 		if p.defaultProv[r.Name] {
@@ -105,9 +106,9 @@ func (p *parser) assignProviders(st *template.Stack) {
 			}
 			continue
 		}
-		r.Provider = DefaultProviderAddr(pkg)
-		if !seen[pkg] {
-			seen[pkg] = true
+		r.Provider = defaultProviderAddr(pkg, p.resourceDownloadURL(r, pkg)) // downloadurl.go
+		if !seen[r.Provider] {
+			seen[r.Provider] = true
 			st.Providers = append(st.Providers, &template.ProviderConfig{Addr: r.Provider, Name: pkg,
 				Config: literalConfig{p.stackProviderConfig(pkg)}, Range: r.TypeRange})
 		}
