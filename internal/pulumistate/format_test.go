@@ -17,7 +17,7 @@ func testStack() *template.Stack {
 	return &template.Stack{Resources: []*template.Resource{
 		{Name: "a", Type: "simple:index:Resource", Provider: "pulumi:providers:simple::default"},
 		{Name: "b", Type: "simple:index:Resource", Provider: "pulumi:providers:simple::default", PreventDestroy: true,
-			Options: template.Options{PropertyDeps: map[string][]string{"value": {"a"}}}},
+			Options: template.Options{PropertyDeps: map[string][]string{"value": {"a"}, "pw": {}}}},
 	}}
 }
 

@@ -360,12 +360,12 @@ func TestRefusalsAndPositions(t *testing.T) {
 func TestWarningsKeepParsing(t *testing.T) {
 	fs := map[string]string{"Pulumi.yaml": `name: p
 runtime: yaml
+colour: blue
 resources:
   prov:
     type: pulumi:providers:random
   r:
     type: random:RandomId
-    name: other
     properties:
       byteLength: 4
     options:
@@ -375,8 +375,8 @@ resources:
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
-	if find(ds, "is not supported yet and is ignored") == nil {
-		t.Errorf("want a warning for the name cairn ignores, got %v", ds)
+	if find(ds, "unknown project key \"colour\" is ignored") == nil {
+		t.Errorf("want a warning for the project key cairn ignores, got %v", ds)
 	}
 	r := st.Resource("r")
 	if r.Provider != ProviderAddr("random", "prov") || strings.Join(r.DependsOn, ",") != "prov" {

@@ -63,7 +63,7 @@ func (p *parser) expandInvokeDeps(st *template.Stack) {
 			for _, d := range deps {
 				add(set, map[string]bool{}, d)
 			}
-			r.PropertyDeps[key] = slices.Sorted(maps.Keys(set))
+			r.PropertyDeps[key] = append([]string{}, slices.Sorted(maps.Keys(set))...) // [] for none: Pulumi writes every property
 		}
 	}
 }
