@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"os"
 	"log/slog"
 
 	"github.com/cairn-dev/cairn/internal/diag"
@@ -74,7 +75,8 @@ func (p pulumiPlugin) PackageSchema(ctx context.Context) ([]byte, error) {
 // options launch the plugin; a parameterized one serves its parameterization's package, at
 // that package's version.
 func (p pulumiPlugin) options(dir string) pulumirpc.Options {
-	opts := pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: p.version(), Log: p.log}
+	opts := pulumirpc.Options{Package: p.pkg, Executable: p.found.Executable, Dir: dir, Version: p.version(), Log: p.log,
+		GRPCLog: os.Getenv(pulumirpc.GRPCLogVar)}
 	if p.param != nil {
 		opts.Package, opts.Version, opts.Parameterization = p.param.Name, p.param.Version, p.param
 	}

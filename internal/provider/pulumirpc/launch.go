@@ -110,7 +110,8 @@ type process struct {
 // start serves the engine side on a fresh loopback port, execs the plugin with that address as
 // its only argument (flags would make Go providers exit) in its own process group, reads the
 // port it prints and dials it.
-func start(name, executable, dir string, env []string, log *slog.Logger) (*process, error) {
+func start(opts Options, env []string) (*process, error) {
+	name, executable, log := opts.Package, opts.Executable, opts.Log
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: cannot listen for the engine service: %w", name, err)
@@ -122,7 +123,7 @@ func start(name, executable, dir string, env []string, log *slog.Logger) (*proce
 
 	p := &process{engine: srv, address: lis.Addr().String(), output: &tail{}, exited: make(chan struct{})}
 	cmd := exec.Command(executable, p.address)
-	cmd.Dir = dir
+	cmd.Dir = opts.Dir
 	cmd.Env = env
 	setProcAttr(cmd)
 	stdout, err := cmd.StdoutPipe()
@@ -149,9 +150,10 @@ func start(name, executable, dir string, env []string, log *slog.Logger) (*proce
 		srv.Stop() // the engine service lives with the plugin
 		return nil, fmt.Errorf("provider %s: %s did not print its port: %w (%v)%s", name, executable, err, p.exitErr, p.output.suffix())
 	}
-	conn, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(port),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage))},
+		grpcLogOption(opts.GRPCLog, name, executable)...)
+	conn, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(port), dial...)
 	if err != nil {
 		p.kill()
 		<-p.exited

@@ -54,6 +54,9 @@ type Options struct {
 	// EnvVarMappings are the provider resource's envVarMappings: the plugin sees the
 	// variable KEY of its environment under the name VALUE too (envmap.go).
 	EnvVarMappings map[string]string
+	// GRPCLog is a file that records every call to the plugin, as PULUMI_DEBUG_GRPC's does
+	// under pulumi (grpclog.go); "" records nothing.
+	GRPCLog string
 }
 
 // Provider is one running plugin, configured once: a Pulumi provider instance.
@@ -95,7 +98,7 @@ func Launch(ctx context.Context, opts Options) (*Provider, error) {
 	if opts.Dir == "" {
 		opts.Dir = binDir(opts.Executable)
 	}
-	proc, err := start(opts.Package, opts.Executable, opts.Dir, withEnvVarMappings(pluginEnv(opts.Project, ""), opts.EnvVarMappings), opts.Log)
+	proc, err := start(opts, withEnvVarMappings(pluginEnv(opts.Project, ""), opts.EnvVarMappings))
 	if err != nil {
 		return nil, err
 	}
