@@ -2,8 +2,8 @@ package app
 
 import (
 	"context"
-	"os"
 	"log/slog"
+	"os"
 
 	"github.com/cairn-dev/cairn/internal/diag"
 	"github.com/cairn-dev/cairn/internal/engine"
