@@ -16,6 +16,7 @@ import (
 // children registered without a provider of their own used too.
 func componentStates(ctx context.Context, u urns, s *sealer, comp resourceState, st pulumirpc.ComponentState, providerRef string, modified *time.Time) ([]resourceState, error) {
 	comp.URN, comp.Custom, comp.ID, comp.Inputs, comp.Provider, comp.Parent = u.rebase(st.URN), false, "", nil, "", ""
+	comp.PropertyDependencies = nil // pulumi keeps none for a component its Construct made
 	out := []resourceState{comp}
 	for _, ch := range st.Children {
 		ins, outs, err := ch.Values()

@@ -26,6 +26,7 @@ func TestEncodeComponent(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &template.Stack{Resources: []*template.Resource{{Name: "g", Type: "simple:index:Group", Provider: "pulumi:providers:simple::default"}}}
+	st.Resources[0].PropertyDeps = map[string][]string{"value": {}} // the program's: pulumi keeps none for a component
 	snap := template.StateSnapshot{Stack: "dev", StackID: "sid", Resources: []template.StateResource{{Name: "g", Type: "simple:index:Group",
 		ID: "urn:pulumi:dev::dev::simple:index:Group::g", Provider: "pulumi:providers:simple::default",
 		Inputs: cty.EmptyObjectVal, Outputs: cty.ObjectVal(map[string]cty.Value{"count": cty.NumberIntVal(1)}), Private: priv}}}
@@ -48,7 +49,8 @@ func TestEncodeComponent(t *testing.T) {
 		t.Fatalf("resources: %+v", d.Resources)
 	}
 	prov, comp, child := d.Resources[1], d.Resources[2], d.Resources[3]
-	if comp.URN != "urn:pulumi:dev::proj::simple:index:Group::g" || comp.Custom || comp.ID != "" || comp.Inputs != nil || comp.Provider != "" || comp.Outputs["count"] != 1.0 {
+	if comp.URN != "urn:pulumi:dev::proj::simple:index:Group::g" || comp.Custom || comp.ID != "" || comp.Inputs != nil || comp.Provider != "" || comp.Outputs["count"] != 1.0 ||
+		comp.PropertyDependencies != nil {
 		t.Errorf("component: %+v", comp)
 	}
 	if child.URN != "urn:pulumi:dev::proj::simple:index:Group$simple:index:Resource::g-0" || child.Parent != comp.URN || !child.Custom ||

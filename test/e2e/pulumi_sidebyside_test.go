@@ -19,11 +19,13 @@ import (
 // (cairn's cairntest and Pulumi's conformance providers), and compares what each engine
 // leaves: whether the step succeeded, the stack's state as `pulumi stack export` writes it
 // (normalised: ids, times and salts differ), the stack's outputs, and the calls the plugin
-// received (cairntest's call log; both engines use the same plugin binary).
+// received (cairntest's call log; both engines use the same plugin binary) and the calls each
+// engine made to every plugin, as each records them in its PULUMI_DEBUG_GRPC file
+// (pulumi_grpclog_test.go).
 //
 // The real engine is found through CAIRN_PULUMI_PEER, a directory holding `pulumi` and
 // `pulumi-language-yaml` (../shared/peers/pulumi/build-peer.sh builds them); without it the
-// tests are skipped (CI does not build the peer yet).
+// tests are skipped (.ci/run builds it, so CI runs them).
 //
 // Differences found when this was written (pulumi v3.260.0, pulumi-language-yaml v1.38.1), which
 // the tests log as known differences (differs), failing once a difference is gone:
@@ -37,6 +39,10 @@ const sideStack = "s"
 // The reasons of the known differences (differs).
 const (
 	constructsOnChange = "pulumi constructs a component on every update (its children Checked and Diffed); cairn when its inputs changed"
+	configuresFirst    = "cairn configures an explicit provider before its provider resource is checked, and sends that resource's CheckConfig after Configure; pulumi checks it, then configures it with the answer"
+	refreshDropsDeps   = "pulumi refresh writes resources without their propertyDependencies; cairn keeps the program's"
+	removedKeepsDeps   = "a resource no longer in the program: pulumi keeps the propertyDependencies it had, cairn writes them from the program, so none"
+	failedKeepsOldDeps = "a replacement whose create failed: pulumi keeps the old object's propertyDependencies on the new one, cairn writes the program's"
 )
 
 // sideBySide is one program run by both engines, each with its own state, plugin home and
@@ -48,6 +54,7 @@ type sideBySide struct {
 	c                *cairnCLI
 	pdir, cdir       string // the program, once per engine
 	pthings, cthings string // CAIRNTEST_DIR of each engine
+	pgrpc, cgrpc     string // PULUMI_DEBUG_GRPC of each engine
 }
 
 func pulumiPeer(t *testing.T) string {
@@ -75,6 +82,7 @@ func newSideBySide(t *testing.T, peer, plugins string) *sideBySide {
 		return h
 	}
 	s := &sideBySide{t: t, peer: peer, pdir: t.TempDir(), cdir: t.TempDir(), pthings: t.TempDir(), cthings: t.TempDir()}
+	s.pgrpc, s.cgrpc = filepath.Join(t.TempDir(), "grpc.log"), filepath.Join(t.TempDir(), "grpc.log")
 	s.penv = []string{
 		"PATH=" + peer + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"PULUMI_HOME=" + home(),
@@ -87,10 +95,11 @@ func newSideBySide(t *testing.T, peer, plugins string) *sideBySide {
 		"PULUMI_SKIP_CONFIRMATIONS=true",
 		"PULUMI_ACCESS_TOKEN=", "PULUMI_STACK=",
 		"CAIRNTEST_DIR=" + s.pthings,
+		"PULUMI_DEBUG_GRPC=" + s.pgrpc,
 	}
 	s.c = newCairnCLI(t, "/dev/null", t.TempDir())
 	s.c.env = append(s.c.env, "PULUMI_HOME="+home(), "CAIRN_PLUGIN_DIR=", "CAIRNTEST_DIR="+s.cthings,
-		"PULUMI_CONFIG_PASSPHRASE=test", "PULUMI_CONFIG_PASSPHRASE_FILE=")
+		"PULUMI_CONFIG_PASSPHRASE=test", "PULUMI_CONFIG_PASSPHRASE_FILE=", "PULUMI_DEBUG_GRPC="+s.cgrpc)
 	s.write("name: side\nruntime: yaml\n")
 	s.pulumi("stack", "init", sideStack)
 	return s
@@ -126,6 +135,7 @@ type sideStep struct {
 	ccalls         []string
 	pcancels       int // Cancel calls, left out of pcalls/ccalls
 	ccancels       int
+	pgrpc, cgrpc   []string // the engine's provider calls, from its PULUMI_DEBUG_GRPC file (grpcCalls)
 	pout, cout     map[string]any // outputs, secrets in clear
 	pstate, cstate []any          // normalised exports
 	ordered        bool           // the program is a chain: the calls' order across resources is the engines' to agree on
@@ -160,6 +170,7 @@ func (s *sideBySide) collect(st sideStep) sideStep {
 	s.t.Helper()
 	st.pcalls, st.pcancels = sideCalls(s.t, s.pthings)
 	st.ccalls, st.ccancels = sideCalls(s.t, s.cthings)
+	st.pgrpc, st.cgrpc = grpcCalls(s.t, s.pgrpc), grpcCalls(s.t, s.cgrpc)
 
 	st.pout = map[string]any{}
 	if err := json.Unmarshal([]byte(s.pulumi("stack", "output", "--json", "--show-secrets", "--stack", sideStack)), &st.pout); err != nil {
@@ -239,6 +250,12 @@ func (st sideStep) diffs(t *testing.T, what string) []string {
 		out = append(out, fmt.Sprintf("%s: calls in another order:\npulumi %v\ncairn  %v", what, st.pcalls, st.ccalls))
 	case !slices.Equal(st.pcalls, st.ccalls):
 		t.Logf("%s: the same calls per resource, in another order across independent resources:\npulumi %v\ncairn  %v", what, st.pcalls, st.ccalls)
+	}
+	switch {
+	case !reflect.DeepEqual(byResource(st.pgrpc), byResource(st.cgrpc)):
+		out = append(out, fmt.Sprintf("%s: the engines' calls (PULUMI_DEBUG_GRPC) differ:\npulumi %v\ncairn  %v", what, st.pgrpc, st.cgrpc))
+	case st.ordered && !slices.Equal(st.pgrpc, st.cgrpc):
+		out = append(out, fmt.Sprintf("%s: the engines' calls (PULUMI_DEBUG_GRPC) in another order:\npulumi %v\ncairn  %v", what, st.pgrpc, st.cgrpc))
 	}
 	if st.pcancels != st.ccancels {
 		t.Logf("%s: Cancel calls: pulumi %d, cairn %d", what, st.pcancels, st.ccancels)
@@ -457,7 +474,7 @@ func TestPulumiSideBySide(t *testing.T) {
 			return "resources:\n  prov:\n    type: pulumi:providers:cairntest\n    properties: {region: " + region + "}\n    options: {version: 1.0.0}\n" +
 				sideThing("a", "value: one", `provider: "${prov}"`)
 		}
-		s.up(prog("east")).same(t, "create")
+		s.up(prog("east")).differs(t, "create", configuresFirst)
 		// DiffConfig replaces prov: a is made anew in the west, and the old a is deleted through
 		// a provider configured for the east (the calls compared start at that Configure).
 		st := s.up(prog("west"))
@@ -478,7 +495,7 @@ func TestPulumiSideBySide(t *testing.T) {
 			t.Errorf("cairn replaced a protected resource, or refused in other words:\n%s", st.c.all())
 		}
 		st = s.up("resources:\n" + sideThing("b", "value: x", ""))
-		st.same(t, "delete of a protected resource")
+		st.differs(t, "delete of a protected resource", removedKeepsDeps)
 		if st.c.err == nil || !strings.Contains(gist(st.c.all()), `resource "a" cannot be deleted because it is protected`) {
 			t.Errorf("cairn's refusal to delete a protected resource:\n%s", st.c.all())
 		}
@@ -492,11 +509,11 @@ func TestPulumiSideBySide(t *testing.T) {
 		prog := "resources:\n" + sideThing("a", "value: one", "") + "outputs:\n  out: ${a.out}\n"
 		s.up(prog).same(t, "create")
 		s.changeBehind("a", "value", "drifted")
-		s.refresh().same(t, "refresh that reads a changed outside")
+		s.refresh().differs(t, "refresh that reads a changed outside", refreshDropsDeps)
 		s.up(prog).same(t, "deploy after the refresh: the diff is against what Read returned")
-		s.refresh().same(t, "refresh with nothing changed")
+		s.refresh().differs(t, "refresh with nothing changed", refreshDropsDeps)
 		s.changeBehind("a", "out", "changed outside")
-		s.refresh().same(t, "refresh that reads an output changed outside: the inputs stay")
+		s.refresh().differs(t, "refresh that reads an output changed outside: the inputs stay", refreshDropsDeps)
 		s.up(prog).same(t, "deploy after an output changed outside")
 	})
 
@@ -507,7 +524,7 @@ func TestPulumiSideBySide(t *testing.T) {
 		s.up("resources:\n"+sideThing("a", "value: one, key: k1", "")+deps).inOrder().same(t, "create")
 		// pulumi keeps the new object as a (with its init errors) and the old one marked for deletion.
 		s.up("resources:\n"+sideThing("a", "value: one, key: k2, failCreate: true", "")+deps).inOrder().
-			same(t, "a create-first replacement whose create fails after making its object")
+			differs(t, "a create-first replacement whose create fails after making its object", failedKeepsOldDeps)
 		// The next deploy updates the new object, then deletes the old one.
 		s.up("resources:\n"+sideThing("a", "value: one, key: k2", "")+deps).inOrder().same(t, "the deploy after it")
 	})
