@@ -135,7 +135,7 @@ type sideStep struct {
 	ccalls         []string
 	pcancels       int // Cancel calls, left out of pcalls/ccalls
 	ccancels       int
-	pgrpc, cgrpc   []string // the engine's provider calls, from its PULUMI_DEBUG_GRPC file (grpcCalls)
+	pgrpc, cgrpc   []string       // the engine's provider calls, from its PULUMI_DEBUG_GRPC file (grpcCalls)
 	pout, cout     map[string]any // outputs, secrets in clear
 	pstate, cstate []any          // normalised exports
 	ordered        bool           // the program is a chain: the calls' order across resources is the engines' to agree on
