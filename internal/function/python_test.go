@@ -55,8 +55,12 @@ func TestPythonRuntime(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			timeout := 30 * time.Second // a busy machine can take seconds to start Python
+			if tc.errType == "Sandbox.Timedout" {
+				timeout = time.Second
+			}
 			_, err := m.Create(context.Background(), Definition{Name: "p-" + name, Kind: KindPython, Handler: "index." + name,
-				Timeout: time.Second, Env: map[string]string{"GREETING": "hi"}}, code)
+				Timeout: timeout, Env: map[string]string{"GREETING": "hi"}}, code)
 			if err != nil {
 				t.Fatal(err)
 			}
