@@ -18,6 +18,9 @@ func componentStates(ctx context.Context, u urns, s *sealer, comp resourceState,
 	comp.URN, comp.Custom, comp.ID, comp.Inputs, comp.Provider, comp.Parent = u.rebase(st.URN), false, "", nil, "", ""
 	comp.PropertyDependencies = nil // pulumi keeps none for a component its Construct made
 	out := []resourceState{comp}
+	if st.URN == "" { // a Construct that never registered its component: pulumi's state has no row for it
+		out = nil
+	}
 	for _, ch := range st.Children {
 		ins, outs, err := ch.Values()
 		if err != nil {

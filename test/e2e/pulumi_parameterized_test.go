@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,7 +64,9 @@ func stackOutputs(t *testing.T, c *cairnCLI, stack string) map[string]any {
 // conformance provider parameterized 1.2.3) through package declarations: an explicit provider
 // of one, a resource and an invoke of the other through its default provider. Each package is
 // its own parameterized instance (a resource's outputs name the parameter it was given), and
-// the export stores the providers as Pulumi does.
+// the export stores the providers as Pulumi does. A component of a parameterized package whose
+// Construct answers without registering it (the conformance provider's) gives its outputs and,
+// as under pulumi, no row in the export.
 func TestPulumiParameterizedPackages(t *testing.T) {
 	t.Parallel()
 	c := pulumiCLI(t)
@@ -85,7 +88,10 @@ func TestPulumiParameterizedPackages(t *testing.T) {
       provider: ${prov}
   hello:
     type: hi:Hello
+  comp:
+    type: hi:HelloComponent
 outputs:
+  fromComponent: ${comp.parameterValue}
   bye: ${bye.parameterValue}
   hello: ${hello.parameterValue}
   invoked:
@@ -99,7 +105,7 @@ outputs:
 	c.run("deploy", "-f", dir, "--stack", "s")
 	outputs := stackOutputs(t, c, "s")
 	out := asJSON(outputs)
-	want := map[string]any{"bye": "Goodbye World", "hello": "Hello", "invoked": "sayHello"}
+	want := map[string]any{"bye": "Goodbye World", "hello": "Hello", "invoked": "sayHello", "fromComponent": "HelloComponent"}
 	for k, v := range want {
 		if outputs[k] != v {
 			t.Errorf("output %s = %#v, want %#v (all: %s)", k, outputs[k], v, out)
@@ -128,6 +134,12 @@ outputs:
 	}
 	if r := res["urn:pulumi:s::params::hi:index:Hello::hello"]; r == nil || r["provider"] != "urn:pulumi:s::params::pulumi:providers:hi::default_3_0_0::"+def["id"].(string) {
 		t.Errorf("hello is not served by hi's default provider: %s", asJSON(r))
+	}
+
+	for urn := range res {
+		if urn == "" || strings.Contains(urn, "HelloComponent") {
+			t.Errorf("the component its Construct never registered is in the export, as it is not in pulumi's: %s", urn)
+		}
 	}
 
 	// a redeploy changes nothing, and delete removes both packages' resources

@@ -28,7 +28,10 @@ func (r stateResource) name() string {
 	if r.Type == "pulumi:pulumi:Stack" {
 		return r.Type
 	}
-	return r.URN[strings.LastIndex(r.URN, "::")+2:]
+	if i := strings.LastIndex(r.URN, "::"); i >= 0 {
+		return r.URN[i+2:]
+	}
+	return r.URN
 }
 
 // engineEvent is the subset of Pulumi's apitype.EngineEvent that `check` reads back: resource
