@@ -369,10 +369,14 @@ func (r *run) check(ctx context.Context, p provider.Provider, res *template.Reso
 	for _, w := range resp.Warnings {
 		r.warn(res.Name, strings.TrimPrefix(w.Property+": ", ": ")+w.Reason)
 	}
-	if len(resp.Failures) > 0 {
+	if len(resp.Failures) > 0 { // where the template says it: file:line:col and path, as the load's check
 		var parts []string
 		for _, f := range resp.Failures {
-			parts = append(parts, strings.TrimPrefix(f.Property+": ", ": ")+f.Reason)
+			if r.tmpl == nil {
+				parts = append(parts, strings.TrimPrefix(f.Property+": ", ": ")+f.Reason)
+				continue
+			}
+			parts = append(parts, checkDiag(r.tmpl, res, f, diag.Error).Error())
 		}
 		sort.Strings(parts)
 		return cty.NilVal, strings.Join(parts, "; ")

@@ -151,7 +151,8 @@ func (e *Engine) load(ctx context.Context, stackName, stackID string, src source
 		return nil, nil, diags
 	}
 	if flags&loadCheck != 0 {
-		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID, src))
+		asks := flags&loadValidate != 0 || !st.Policy.ChecksInRun // else the run asks the provider
+		diags = diags.Append(e.checkAll(ctx, st, ps, stackName, stackID, src, asks))
 		diags = diags.Append(checkEphemerals(ctx, st, ps)) // ephemeral.go
 		if st.Policy.ChecksOutputs && !diags.HasErrors() {
 			sc := schemaScope{ctx: ctx, st: st, ps: ps}
@@ -183,8 +184,9 @@ func graphOf(st *template.Stack) *dag.Graph {
 }
 
 // checkAll checks every resource, in parallel: a configuration of thousands of resources is
-// validated in one pass over the providers.
-func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerSet, stackName, stackID string, src source) diag.Diagnostics {
+// validated in one pass over the providers. Without asks, resources are evaluated but their
+// providers are not asked (the run checks them: DialectPolicy.ChecksInRun).
+func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerSet, stackName, stackID string, src source, asks bool) diag.Diagnostics {
 	out := make([]diag.Diagnostics, len(st.Resources))
 	sem := make(chan struct{}, e.o.Parallelism)
 	var wg sync.WaitGroup
@@ -198,7 +200,7 @@ func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerS
 			if fp, ok := src.appliedWith[r.Provider]; had && ok && row.Provider == r.Provider && fp.Version == ps.version(r.Provider) {
 				applied = row.Props
 			}
-			out[i] = e.check(ctx, st, ps, r, stackName, stackID, applied)
+			out[i] = e.check(ctx, st, ps, r, stackName, stackID, applied, asks)
 		}()
 	}
 	wg.Wait()
@@ -210,7 +212,7 @@ func (e *Engine) checkAll(ctx context.Context, st *template.Stack, ps *providerS
 }
 
 // check validates one resource's properties (unknown where they depend on other resources).
-func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet, r *template.Resource, stackName, stackID string, applied []byte) diag.Diagnostics {
+func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet, r *template.Resource, stackName, stackID string, applied []byte, asks bool) diag.Diagnostics {
 	path := resourcePath(st, r)
 	p, err := ps.lookup(r.Type, r.Provider)
 	if err != nil {
@@ -223,8 +225,8 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet,
 	if diags.HasErrors() {
 		return locate(diags, r, path)
 	}
-	if r.Mode == template.Data {
-		return diags // a data source is validated when it is read
+	if r.Mode == template.Data || !asks {
+		return diags // a data source is validated when it is read; the run checks the rest
 	}
 	if applied != nil && st.Policy.SkipsUnchanged && props.IsWhollyKnown() {
 		if b, err := value.Marshal(props); err == nil && bytes.Equal(b, applied) {

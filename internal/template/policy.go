@@ -36,6 +36,11 @@ type DialectPolicy struct {
 	// as a new object's (no old inputs) before the replacement is created: Pulumi recomputes
 	// the defaults the first check carried over from the old object.
 	RechecksReplacements bool
+	// ChecksInRun says the provider checks a resource only when the run reaches it, as
+	// `pulumi up` does: loading a deploy or a preview evaluates every resource but sends no
+	// Check, and a refusal fails that resource's step (a validation still checks them all).
+	// Otherwise a deploy checks every resource before anything is applied.
+	ChecksInRun bool
 	// RefreshKeepsOutputs says a refresh reads the resources only: the stack's outputs stay
 	// those of the last deploy until the next one (`pulumi refresh` does not run the program).
 	// Otherwise a refresh evaluates them again on what it read (terraform apply -refresh-only).

@@ -39,7 +39,6 @@ const sideStack = "s"
 // The reasons of the known differences (differs).
 const (
 	constructsOnChange = "pulumi constructs a component on every update (its children Checked and Diffed); cairn when its inputs changed"
-	configuresFirst    = "cairn configures an explicit provider before its provider resource is checked, and sends that resource's CheckConfig after Configure; pulumi checks it, then configures it with the answer"
 	refreshDropsDeps   = "pulumi refresh writes resources without their propertyDependencies; cairn keeps the program's"
 	removedKeepsDeps   = "a resource no longer in the program: pulumi keeps the propertyDependencies it had, cairn writes them from the program, so none"
 	failedKeepsOldDeps = "a replacement whose create failed: pulumi keeps the old object's propertyDependencies on the new one, cairn writes the program's"
@@ -474,7 +473,7 @@ func TestPulumiSideBySide(t *testing.T) {
 			return "resources:\n  prov:\n    type: pulumi:providers:cairntest\n    properties: {region: " + region + "}\n    options: {version: 1.0.0}\n" +
 				sideThing("a", "value: one", `provider: "${prov}"`)
 		}
-		s.up(prog("east")).differs(t, "create", configuresFirst)
+		s.up(prog("east")).same(t, "create")
 		// DiffConfig replaces prov: a is made anew in the west, and the old a is deleted through
 		// a provider configured for the east (the calls compared start at that Configure).
 		st := s.up(prog("west"))
@@ -527,6 +526,21 @@ func TestPulumiSideBySide(t *testing.T) {
 			differs(t, "a create-first replacement whose create fails after making its object", failedKeepsOldDeps)
 		// The next deploy updates the new object, then deletes the old one.
 		s.up("resources:\n"+sideThing("a", "value: one, key: k2", "")+deps).inOrder().same(t, "the deploy after it")
+	})
+
+	// A Check refusal fails that resource's step when the run reaches it, as pulumi checks each
+	// resource when the program registers it: the independent resource is created by both.
+	t.Run("CheckRefusal", func(t *testing.T) {
+		t.Parallel()
+		s := newSideBySide(t, peer, plugins)
+		st := s.up("resources:\n" + sideThing("good", "value: fine", "") + sideThing("bad", "value: 42", ""))
+		st.same(t, "a resource its provider refuses")
+		if !strings.Contains(st.c.all(), "value must be a string") {
+			t.Errorf("cairn does not say why bad was refused:\n%s", st.c.all())
+		}
+		if ev := s.c.run("events", "--stack", sideStack); !strings.Contains(ev, "Pulumi.yaml:") {
+			t.Errorf("the refusal does not say where the program sets the value:\n%s", ev)
+		}
 	})
 
 	t.Run("IgnoreChanges", func(t *testing.T) {

@@ -87,6 +87,8 @@ type Provider struct {
 	emptyRefused bool
 	// confURN is the URN of the provider configuration the engine configured it as.
 	confURN string
+	// configChecked is the CheckConfig this instance's configuration was answered (providerres.go).
+	configChecked *checkConfigMemo
 
 	comp components // component resources served through Construct (component.go)
 }
@@ -212,10 +214,14 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 	if err != nil {
 		return resp, fmt.Errorf("provider %s: configuration: %w", p.opts.Package, err)
 	}
-	checked, err := p.proc.client.CheckConfig(ctx, &pulumirpc.CheckRequest{
+	creq := &pulumirpc.CheckRequest{
 		Urn: urn, Name: pname, Type: "pulumi:providers:" + p.opts.Package,
 		Olds: &structpb.Struct{Fields: map[string]*structpb.Value{}}, News: news, RandomSeed: seed(),
-	})
+	}
+	checked, err := p.proc.client.CheckConfig(ctx, creq)
+	if err == nil {
+		p.configChecked = &checkConfigMemo{req: creq, resp: checked}
+	}
 	if err != nil {
 		if status.Code(err) != codes.Unimplemented {
 			return resp, p.rpcErr("CheckConfig", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/cairn-dev/cairn/internal/provider"
 )
@@ -54,10 +55,14 @@ func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, o
 	if err != nil {
 		return resp, err
 	}
-	r, err := p.proc.client.CheckConfig(ctx, &pulumirpc.CheckRequest{
+	creq := &pulumirpc.CheckRequest{
 		Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
 		Olds: oldInputs, News: news, RandomSeed: seed(),
-	})
+	}
+	r, err := p.configCheckedAs(creq)
+	if r == nil {
+		r, err = p.proc.client.CheckConfig(ctx, creq)
+	}
 	if err != nil {
 		if d, ok := providerDiag(err, "CheckConfig"); ok {
 			resp.Failures = append(resp.Failures, provider.CheckFailure{Reason: d.Summary})
@@ -81,6 +86,27 @@ func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, o
 	}
 	resp.Props = withInternalOf(annotateSecrets(checked, props), props)
 	return resp, nil
+}
+
+// checkConfigMemo is the CheckConfig answer this instance's configuration got.
+type checkConfigMemo struct {
+	req  *pulumirpc.CheckRequest
+	resp *pulumirpc.CheckResponse
+}
+
+// configCheckedAs answers a new provider resource's CheckConfig (no olds) from the one that
+// configured this instance with the same configuration, once: the plugin then sees one
+// CheckConfig, as under pulumi, which checks a provider resource and configures it with the
+// answer. nil when the request is another.
+func (p *Provider) configCheckedAs(req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := p.configChecked
+	if m == nil || len(req.GetOlds().GetFields()) != 0 || req.GetUrn() != m.req.GetUrn() || !proto.Equal(req.GetNews(), m.req.GetNews()) {
+		return nil, nil
+	}
+	p.configChecked = nil
+	return m.resp, nil
 }
 
 // diffConfig is Diff of a provider resource. A replacement is remembered: every resource this

@@ -20,7 +20,7 @@ func Policy() template.DialectPolicy {
 	return template.DialectPolicy{
 		Dialect: template.PulumiYAML, Name: "Pulumi YAML", StackType: "pulumi:pulumi:Stack",
 		FromFiles: true, PlansReplacements: true, UpdatesFailedCreates: true, ProviderPlugins: true, RechecksReplacements: true,
-		RefreshKeepsOutputs: true,
+		RefreshKeepsOutputs: true, ChecksInRun: true,
 		// Create has no idempotency token: a create in flight at a crash is made again, and
 		// the object the first one may have made is reported (Pulumi's pending operation).
 		BlindResumedCreates: true, Importable: true, ShowsAttributes: true, StateFormat: pulumistate.Format{},
