@@ -16,11 +16,10 @@ import (
 
 // grpcCalls reads and empties an engine's PULUMI_DEBUG_GRPC file and returns its provider calls
 // as "<Method> <name>[ preview]" ("Check(olds) <name>" when old inputs were sent), in the order
-// they started: for each plugin, those after its last Configure (cairn checks the program with
-// a configuration of its own before the run, and pulumi's language host loads schemas), without
-// the calls that load a plugin or stop it (Handshake, GetPluginInfo, GetSchema, Parameterize,
-// Attach, Cancel) and without DiffConfig, which pulumi's engine makes before a provider's
-// CheckConfig and cairn only when the configuration changed.
+// they started, all of them, without the calls that load a plugin or stop it (Handshake,
+// GetPluginInfo, GetSchema, Parameterize, Attach, Cancel: pulumi's language host loads
+// schemas through plugins of its own) and without DiffConfig, which pulumi's engine makes
+// before a provider's CheckConfig and cairn only when the configuration changed.
 func grpcCalls(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -28,9 +27,7 @@ func grpcCalls(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	_ = os.Remove(path)
-	type call struct{ plugin, line string }
-	var calls []call
-	lastConfigure := map[string]int{}
+	var calls []string
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
@@ -59,8 +56,6 @@ func grpcCalls(t *testing.T, path string) []string {
 		switch m {
 		case "Handshake", "GetPluginInfo", "GetSchema", "Parameterize", "Attach", "Cancel", "DiffConfig":
 			continue
-		case "Configure":
-			lastConfigure[e.Metadata.Name] = len(calls)
 		}
 		name := e.Request.Name // Construct names its component so
 		if i := strings.LastIndex(e.Request.URN, "::"); i >= 0 {
@@ -76,14 +71,7 @@ func grpcCalls(t *testing.T, path string) []string {
 		if e.Request.Preview || e.Request.DryRun {
 			line += " preview"
 		}
-		calls = append(calls, call{e.Metadata.Name, line})
+		calls = append(calls, line)
 	}
-	var out []string
-	for i, c := range calls {
-		if last, ok := lastConfigure[c.plugin]; ok && i <= last {
-			continue
-		}
-		out = append(out, c.line)
-	}
-	return out
+	return calls
 }
