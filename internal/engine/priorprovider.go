@@ -53,26 +53,11 @@ func (ps *providerSet) priorInstance(addr string) (*instance, error) {
 	if in, ok := ps.inst[addr+priorSuffix]; ok {
 		return in, nil
 	}
-	var cfg *template.ProviderConfig
-	if ps.tmpl != nil {
-		cfg = ps.tmpl.Provider(addr)
-	}
-	if cfg == nil {
-		return nil, fmt.Errorf("provider configuration %s is not present in the template", addr)
-	}
-	req := ps.tmpl.Requirement(cfg.Name)
-	if req == nil {
-		return nil, fmt.Errorf("provider %s has no requirement", cfg.Name)
-	}
-	pkg, ok := ps.pkgs[req.Source]
-	if !ok {
-		return nil, fmt.Errorf("provider %s (%s) was not resolved", cfg.Name, req.Source)
-	}
-	dir, err := ps.workDirLocked()
+	p, err := ps.openLocked(addr, fmt.Sprintf("provider configuration %s is not present in the template", addr)) // providers.go
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{p: pkg.Open(cfg.Name, dir)}
+	in := &instance{p: p}
 	ps.inst[addr+priorSuffix] = in
 	return in, nil
 }

@@ -175,12 +175,26 @@ func (ps *providerSet) lookup(typ, providerAddr string) (provider.Provider, erro
 	if in, ok := ps.inst[providerAddr]; ok {
 		return in.p, nil
 	}
+	p, err := ps.openLocked(providerAddr,
+		fmt.Sprintf("provider configuration %s is not present in the template; it is needed to manage %s: add it back, or delete the resource first", providerAddr, typ))
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{p: p}
+	ps.inst[providerAddr] = in
+	return in.p, nil
+}
+
+// openLocked opens a new instance of the plugin serving provider configuration addr (not
+// configured), in the run's working directory; missing is the error when the template has no
+// such configuration. ps.mu is held.
+func (ps *providerSet) openLocked(addr, missing string) (provider.Provider, error) {
 	var cfg *template.ProviderConfig
 	if ps.tmpl != nil {
-		cfg = ps.tmpl.Provider(providerAddr)
+		cfg = ps.tmpl.Provider(addr)
 	}
 	if cfg == nil {
-		return nil, fmt.Errorf("provider configuration %s is not present in the template; it is needed to manage %s: add it back, or delete the resource first", providerAddr, typ)
+		return nil, errors.New(missing)
 	}
 	req := ps.tmpl.Requirement(cfg.Name)
 	if req == nil {
@@ -194,13 +208,7 @@ func (ps *providerSet) lookup(typ, providerAddr string) (provider.Provider, erro
 	if err != nil {
 		return nil, err
 	}
-	p, err := openMapped(pkg, cfg, dir) // envmappings.go
-	if err != nil {
-		return nil, err
-	}
-	in := &instance{p: p}
-	ps.inst[providerAddr] = in
-	return in.p, nil
+	return openMapped(pkg, cfg, dir) // envmappings.go
 }
 
 // configured returns the provider of providerAddr, configured once with its provider block
