@@ -42,26 +42,36 @@ func (p *parser) expandInvokeDeps(st *template.Stack) {
 			invokeDeps[r.Name] = deps
 		}
 	}
-	var add func(set, seen map[string]bool, d string)
-	add = func(set, seen map[string]bool, d string) {
+	// closure is what d stands for: itself, or for an invoke the resources it depends on
+	// through other invokes, each invoke's worked out once (a chain of invokes used by many
+	// properties would otherwise be walked again for each).
+	memo := map[string][]string{}
+	var closure func(d string) []string
+	closure = func(d string) []string {
 		inner, isInvoke := invokeDeps[d]
 		if !isInvoke {
-			set[d] = true
-			return
+			return []string{d}
 		}
-		if seen[d] { // invokes cannot form a cycle (checkCycles), but a walk must end regardless
-			return
+		if c, ok := memo[d]; ok {
+			return c
 		}
-		seen[d] = true
+		memo[d] = nil // invokes cannot form a cycle (checkCycles), but a walk must end regardless
+		set := map[string]bool{}
 		for _, x := range inner {
-			add(set, seen, x)
+			for _, y := range closure(x) {
+				set[y] = true
+			}
 		}
+		memo[d] = slices.Sorted(maps.Keys(set))
+		return memo[d]
 	}
 	for _, r := range st.Resources {
 		for key, deps := range r.PropertyDeps {
 			set := map[string]bool{}
 			for _, d := range deps {
-				add(set, map[string]bool{}, d)
+				for _, x := range closure(d) {
+					set[x] = true
+				}
 			}
 			r.PropertyDeps[key] = append([]string{}, slices.Sorted(maps.Keys(set))...) // [] for none: Pulumi writes every property
 		}
