@@ -329,7 +329,11 @@ func (f Format) Decode(ctx context.Context, st *template.Stack, b []byte, keys t
 			}
 			continue
 		}
-		if !r.Custom || r.Delete {
+		if r.Delete && r.Custom {
+			return snap, fmt.Errorf("the deployment holds %s awaiting deletion (delete: true, an old copy of a replacement): "+
+				"let pulumi up finish deleting it before moving the stack", r.URN)
+		}
+		if !r.Custom {
 			continue
 		}
 		name, err := urnName(r.URN)

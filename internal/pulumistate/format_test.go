@@ -163,7 +163,13 @@ func TestDecodeRefuses(t *testing.T) {
 		"bad urn":    `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"nope","custom":true,"type":"simple:index:Resource","id":"x"}]}}`,
 		"twice":      `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"x"},{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"y"}]}}`,
 		"no id":      `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource"}]}}`,
-		"kms":        `{"version":3,"deployment":{"manifest":{},"secrets_providers":{"type":"awskms"},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"x","inputs":{"s":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"x"}}}]}}`,
+		"secret stack outputs": `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev","custom":false,"type":"pulumi:pulumi:Stack",` +
+			`"outputs":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","plaintext":"{\"a\":1}"}}]}}`,
+		"secret inputs": `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"x",` +
+			`"inputs":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","plaintext":"\"x\""}}]}}`,
+		"awaiting deletion": `{"version":3,"deployment":{"manifest":{},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"x"},` +
+			`{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"old","delete":true}]}}`,
+		"kms": `{"version":3,"deployment":{"manifest":{},"secrets_providers":{"type":"awskms"},"resources":[{"urn":"urn:pulumi:dev::proj::simple:index:Resource::a","custom":true,"type":"simple:index:Resource","id":"x","inputs":{"s":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"x"}}}]}}`,
 	} {
 		if _, err := testFormat().Decode(ctx, testStack(), []byte(doc), template.StateKeys{Passphrase: "pw"}); err == nil {
 			t.Errorf("%s: no error", name)

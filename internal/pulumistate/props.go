@@ -93,7 +93,16 @@ func (o *opener) decodeObject(ctx context.Context, m map[string]any) (cty.Value,
 	if len(m) == 0 {
 		return cty.EmptyObjectVal, nil
 	}
-	return o.decode(ctx, m)
+	v, err := o.decode(ctx, m)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	// A property bag is an object of properties: a whole bag sealed as one secret, or a
+	// special value in its place, is not one Pulumi writes.
+	if v.IsMarked() || !v.Type().IsObjectType() || v.Type().HasAttribute(sig.Key) {
+		return cty.NilVal, errors.New("a property bag must be an object of properties, not a secret or another special value")
+	}
+	return v, nil
 }
 
 // decode reads a serialized property value (decoded with json.Decoder.UseNumber): secrets
