@@ -25,6 +25,9 @@ func isByteString(v cty.Value) (b64 string, ok bool) {
 		return "", false
 	}
 	sig, val := v.GetAttr(psig.Key), v.GetAttr("value")
+	if sig.IsMarked() || val.IsMarked() { // a secret inside one is no byte string Pulumi makes: an object, kept secret
+		return "", false
+	}
 	if sig.Type() != cty.String || !sig.IsKnown() || sig.IsNull() || sig.AsString() != psig.ByteString ||
 		val.Type() != cty.String || !val.IsKnown() || val.IsNull() {
 		return "", false

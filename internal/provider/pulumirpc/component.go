@@ -215,7 +215,7 @@ type constructed struct {
 // Construct still returns what its children became, so that the row keeps them.
 func (p *Provider) construct(ctx context.Context, res provider.Resource, inputs cty.Value, prior ComponentState, dryRun bool) (constructed, error) {
 	var out constructed
-	m, err := serveMonitor(p, res, prior, dryRun)
+	m, err := serveMonitor(ctx, p, res, prior, dryRun)
 	if err != nil {
 		return out, err
 	}
@@ -251,9 +251,11 @@ func (p *Provider) construct(ctx context.Context, res provider.Resource, inputs 
 		}
 	}
 	if !dryRun {
-		if out.private, err = st.Encode(); err != nil {
-			return out, err
+		b, encErr := st.Encode() // err is still Construct's: a failure must not read as success
+		if encErr != nil {
+			return out, encErr
 		}
+		out.private = b
 	}
 	out.id = st.URN
 	if out.id == "" {

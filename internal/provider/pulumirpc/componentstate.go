@@ -95,7 +95,7 @@ func canonicalRefs(v cty.Value) cty.Value {
 			return v, nil
 		}
 		sig := plain.GetAttr(psig.Key)
-		if !sig.IsKnown() || sig.IsNull() || sig.Type() != cty.String || sig.AsString() != psig.ResourceReference {
+		if sig.IsMarked() || !sig.IsKnown() || sig.IsNull() || sig.Type() != cty.String || sig.AsString() != psig.ResourceReference {
 			return v, nil
 		}
 		ref := map[string]cty.Value{psig.Key: sig, "packageVersion": cty.StringVal("")}

@@ -26,6 +26,10 @@ import (
 // (`pulumi:pulumi:getResource`) or invoke its own package's functions.
 type monitor struct {
 	pulumirpc.UnimplementedResourceMonitorServer
+	// run is the Construct call's context: the children's calls follow the run's
+	// cancellation, not the monitor caller's (a caller that hangs up must not Cancel the
+	// tenant's whole plugin in the middle of a child's create).
+	run     context.Context
 	p       *Provider
 	res     provider.Resource
 	project string
@@ -40,7 +44,7 @@ type monitor struct {
 	seen     map[string]bool
 }
 
-func serveMonitor(p *Provider, res provider.Resource, prior ComponentState, dryRun bool) (*monitor, error) {
+func serveMonitor(ctx context.Context, p *Provider, res provider.Resource, prior ComponentState, dryRun bool) (*monitor, error) {
 	project := pulumiurn.Project(res.URN) // the engine's URN names the program's project
 	if project == "" {
 		project = p.opts.Project
@@ -48,7 +52,7 @@ func serveMonitor(p *Provider, res provider.Resource, prior ComponentState, dryR
 	if project == "" {
 		project = res.StackName
 	}
-	m := &monitor{p: p, res: res, project: project, dryRun: dryRun, prior: map[string]ComponentChild{}, seen: map[string]bool{}}
+	m := &monitor{run: ctx, p: p, res: res, project: project, dryRun: dryRun, prior: map[string]ComponentChild{}, seen: map[string]bool{}}
 	for _, ch := range prior.Children {
 		m.prior[ch.URN] = ch
 	}
@@ -100,14 +104,36 @@ func (m *monitor) registered(urn string) bool {
 }
 
 func (m *monitor) record(ch ComponentChild) error {
+	if err := m.claim(ch.URN); err != nil {
+		return err
+	}
+	m.add(ch)
+	return nil
+}
+
+// claim takes urn for one registration: a second is refused before it makes anything.
+func (m *monitor) claim(urn string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.seen[ch.URN] {
-		return status.Errorf(codes.AlreadyExists, "resource %s registered twice", ch.URN)
+	if m.seen[urn] {
+		return status.Errorf(codes.AlreadyExists, "resource %s registered twice", urn)
 	}
-	m.seen[ch.URN] = true
-	m.children = append(m.children, ch)
+	m.seen[urn] = true
 	return nil
+}
+
+// release gives back a claim whose registration failed.
+func (m *monitor) release(urn string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.seen, urn)
+}
+
+// add records a child whose URN was claimed.
+func (m *monitor) add(ch ComponentChild) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.children = append(m.children, ch)
 }
 
 func (m *monitor) SupportsFeature(_ context.Context, req *pulumirpc.SupportsFeatureRequest) (*pulumirpc.SupportsFeatureResponse, error) {
@@ -133,11 +159,15 @@ func (m *monitor) RegisterResource(ctx context.Context, req *pulumirpc.RegisterR
 	if strings.HasPrefix(req.GetType(), "pulumi:providers:") {
 		return nil, status.Errorf(codes.Unimplemented, "cairn does not register a provider resource inside a component (%s)", urn)
 	}
-	if err := m.servedHere(req, urn); err != nil {
+	if err := m.servedHere(m.run, req, urn); err != nil {
+		return nil, err
+	}
+	if err := m.claim(urn); err != nil {
 		return nil, err
 	}
 	news, err := fromStruct(req.GetObject())
 	if err != nil {
+		m.release(urn)
 		return nil, status.Errorf(codes.InvalidArgument, "%s: %v", urn, err)
 	}
 	ch := ComponentChild{URN: urn, Type: req.GetType(), Name: req.GetName(), Parent: req.GetParent(), Custom: true, Deps: req.GetDependencies()}
@@ -145,8 +175,9 @@ func (m *monitor) RegisterResource(ctx context.Context, req *pulumirpc.RegisterR
 	if pc, ok := m.prior[urn]; ok && pc.Custom && pc.ID != "" {
 		prior = &pc
 	}
-	id, ins, outs, err := m.apply(ctx, ch, news, prior)
+	id, ins, outs, err := m.apply(m.run, ch, news, prior)
 	if err != nil {
+		m.release(urn) // not registered: a prior child of that URN is still the component's
 		return nil, err
 	}
 	ch.ID = id
@@ -159,9 +190,7 @@ func (m *monitor) RegisterResource(ctx context.Context, req *pulumirpc.RegisterR
 		}
 		m.p.comp.remember(urn, id, outs)
 	}
-	if err := m.record(ch); err != nil {
-		return nil, err
-	}
+	m.add(ch)
 	obj, err := (encoder{secrets: req.GetAcceptSecrets(), preview: true}).toStruct(outs)
 	if err != nil {
 		return nil, err
@@ -200,7 +229,10 @@ func (m *monitor) registerComponent(req *pulumirpc.RegisterResourceRequest, urn 
 // servedHere checks that this instance can serve the child: a type of its own package, with
 // no provider named or this instance's own reference. Children of other packages (through
 // their default or an explicit provider) are not served yet.
-func (m *monitor) servedHere(req *pulumirpc.RegisterResourceRequest, urn string) error {
+func (m *monitor) servedHere(ctx context.Context, req *pulumirpc.RegisterResourceRequest, urn string) error {
+	if m.p.isOwn(req.GetType()) || m.p.isComponent(ctx, req.GetType()) { // a component registered as custom would construct without end
+		return status.Errorf(codes.Unimplemented, "cairn does not construct a component or register a provider inside a component (%s)", urn)
+	}
 	pkg, _, _ := strings.Cut(req.GetType(), ":")
 	if pkg != m.p.opts.Package {
 		return status.Errorf(codes.Unimplemented, "cairn serves a component's children through the component's own provider only: %s is of package %s, not %s", urn, pkg, m.p.opts.Package)
