@@ -243,7 +243,7 @@ func (e *Engine) check(ctx context.Context, st *template.Stack, ps *providerSet,
 		return diags.Append(diag.Errorf(r.Range, path, "cannot check resource: %s", err))
 	}
 	for _, f := range resp.Failures {
-		if judgedAtRun(props, f.Property) {
+		if st.Policy.ChecksInRun && judgedAtRun(props, f.Property) { // the run judges it once known, as pulumi does
 			continue
 		}
 		diags = diags.Append(checkDiag(st, r, f, diag.Error))
