@@ -21,7 +21,7 @@ import (
 // of the next successful deploy deletes it as it deletes a removed resource, and deleting the
 // stack deletes it too.
 
-const deposedMark = "~deposed-"
+const deposedMark = template.DeposedMark
 
 // deposedName is the row name of resource name's old object of id, awaiting deletion.
 func deposedName(name, id string) string { return name + deposedMark + id }

@@ -94,6 +94,11 @@ type DialectPolicy struct {
 	StackID func(region, account, name, unique string) string
 }
 
+// DeposedMark joins a resource's name and an old object's id in the name of the row that
+// keeps an old copy awaiting deletion (engine/deposed.go): a dialect refuses resource names
+// that hold it.
+const DeposedMark = "~deposed-"
+
 // Protection is a protect flag kept with each resource, as Pulumi keeps it: a protected
 // resource removed from the template, or in a stack being deleted, refuses its deletion
 // before anything is deleted; a replacement is refused only when the resource was protected

@@ -243,3 +243,20 @@ func TestEvaluationBudgetAllowsRealPrograms(t *testing.T) {
 		}
 	}
 }
+
+// Names cairn gives its own rows cannot be declared: an old copy awaiting deletion
+// ("db~deposed-<id>") and an invoke's data resource ("fn::invoke@...") would otherwise take the
+// place of a declared resource's row.
+func TestReservedNamesAreRefused(t *testing.T) {
+	for name, prog := range map[string]string{
+		"name: deposed":    "resources:\n  db:\n    type: simple:Resource\n    name: db~deposed-123\n",
+		"key: deposed":     "resources:\n  db~deposed-123:\n    type: simple:Resource\n",
+		"name: invoke":     "resources:\n  db:\n    type: simple:Resource\n    name: fn::invoke@variables.v.fn::invoke\n",
+		"variable: invoke": "variables:\n  fn::invoke@x: 1\n",
+	} {
+		_, ds := Parse(context.Background(), map[string]string{"Pulumi.yaml": "name: p\nruntime: yaml\n" + prog}, "dev", nil)
+		if !ds.HasErrors() || !strings.Contains(ds.Error(), "reserved") {
+			t.Errorf("%s: %v", name, ds)
+		}
+	}
+}

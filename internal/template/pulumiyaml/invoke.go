@@ -27,6 +27,12 @@ const invokePrefix = "fn::invoke@"
 // isInvokeName says whether a name is an invoke's data resource.
 func isInvokeName(name string) bool { return strings.HasPrefix(name, invokePrefix) }
 
+// reserved says a program may not declare name: cairn's own rows are named so (an invoke's
+// data resource, an old copy awaiting deletion).
+func reserved(name string) bool {
+	return isInvokeName(name) || strings.Contains(name, template.DeposedMark)
+}
+
 // invokeExpr is one invoke call.
 type invokeExpr struct {
 	name      string // its data resource

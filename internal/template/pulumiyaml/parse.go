@@ -270,6 +270,10 @@ func (p *parser) program(obj *syntax.ObjectNode, given map[string]stackValue) *t
 			p.errorf(at, "pulumi is a built-in variable and cannot be declared")
 			return false
 		}
+		if reserved(name) {
+			p.errorf(at, "%q is reserved: cairn names its own rows with %q and %q", name, template.DeposedMark, invokePrefix)
+			return false
+		}
 		names[name] = at
 		return true
 	}

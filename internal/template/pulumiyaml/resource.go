@@ -113,6 +113,10 @@ func (p *parser) logicalName(e entry) {
 			p.errorf(where{rng: rangeOf(f.value), path: f.at.path}, "name must be a logical name (a string without interpolation)")
 			return
 		}
+		if reserved(s.Value()) {
+			p.errorf(where{rng: rangeOf(f.value), path: f.at.path}, "name %q is reserved: cairn names its own rows with %q and %q", s.Value(), template.DeposedMark, invokePrefix)
+			return
+		}
 		if p.prog.names == nil {
 			p.prog.names = map[string]string{}
 		}
