@@ -57,7 +57,7 @@ func (r *run) failedNewCopy(ctx context.Context, key, token string, res *templat
 	row.Status, row.StatusReason, row.Private = "CREATE_FAILED", fail, made.Private
 	old := prior
 	old.Name = deposedName(res.Name, prior.ID)
-	old.Protect = false // the replacement was allowed: deleting the old object finishes it (Pulumi's replacing delete)
+	old.Protect, old.ProtectUnknown = false, false // the replacement was allowed: deleting the old object finishes it (Pulumi's replacing delete)
 	d := detail{Kind: "update", Before: imageOf(prior), After: imageOf(row)}
 	if err := r.end(ctx, key, token, true, d, state.Write{Put: &row}, state.Write{Put: &old}); err != nil {
 		return err

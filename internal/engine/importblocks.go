@@ -174,6 +174,6 @@ func (r *run) importOne(ctx context.Context, sc *scope, p provider.Provider, res
 func (r *run) importedRow(ctx context.Context, p provider.Provider, res *template.Resource, id string) (state.Resource, diag.Diagnostics, error) {
 	row, ds, err := importedObject(ctx, p, r.resource(res), res, id)
 	row.Stack, row.Deps, row.DeletionPolicy, row.UpdatedAt = r.op.Stack, r.managedDeps(res), string(res.DeletionPolicy), r.e.now()
-	row.Protect = res.PreventDestroy
+	row.Protect, row.ProtectUnknown = res.PreventDestroy, false
 	return row, ds, err
 }

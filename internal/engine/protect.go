@@ -23,7 +23,9 @@ func protects(pol template.DialectPolicy, res *template.Resource, row state.Reso
 	if pol.Protection == nil {
 		return res.PreventDestroy
 	}
-	return res.PreventDestroy && row.Protect // unprotecting and replacing in one deploy is allowed
+	// unprotecting and replacing in one deploy is allowed; a row stored before the flag was
+	// kept takes the template's word
+	return res.PreventDestroy && (row.Protect || row.ProtectUnknown)
 }
 
 // refusal is err's message, in the dialect's words when err is plan.Decide's refusal to

@@ -293,7 +293,7 @@ func adoptRows(ctx context.Context, st *template.Stack, ps *providerSet, tfs *tf
 					fail("%s in the state is managed by %s, the configuration gives it %s", name, r.Provider, res.Provider)
 					continue
 				}
-				row.DeletionPolicy, row.Protect = string(res.DeletionPolicy), res.PreventDestroy
+				row.DeletionPolicy, row.Protect, row.ProtectUnknown = string(res.DeletionPolicy), res.PreventDestroy, false
 				for _, d := range res.DependsOn {
 					if dr := st.Resource(d); dr != nil && dr.Mode == template.Managed {
 						row.Deps = append(row.Deps, d)

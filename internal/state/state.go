@@ -107,6 +107,9 @@ type Resource struct {
 	// Protect says the resource refuses to be deleted or replaced (Pulumi's protect), kept so
 	// that it still refuses once removed from the template, until a deploy unprotects it.
 	Protect bool
+	// ProtectUnknown says the row was written before cairn kept the flag: whether the
+	// resource was protected is the template's word until a deploy stores the flag.
+	ProtectUnknown bool
 	// Private is opaque provider data returned with the outputs and passed back on the next
 	// call (Terraform providers' private state).
 	Private []byte

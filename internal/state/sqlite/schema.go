@@ -171,8 +171,9 @@ ALTER TABLE functions ADD COLUMN env BLOB;
 	`
 CREATE INDEX operations_small ON operations (id, status, owner, stack, kind, status_reason, lease_expires, started_at, ended_at);
 `,
-	// 11: a resource's protect flag (Pulumi's protect), kept with its row.
+	// 11: a resource's protect flag (Pulumi's protect), kept with its row; NULL for a row
+	// written before (state.Resource.ProtectUnknown).
 	`
-ALTER TABLE resources ADD COLUMN protect INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE resources ADD COLUMN protect INTEGER;
 `,
 }

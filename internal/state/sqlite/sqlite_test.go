@@ -269,6 +269,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		`INSERT INTO schema_version VALUES (1)`,
 		`INSERT INTO stacks VALUES ('s', 'id', 'cloudformation', 'CREATE_COMPLETE', '', '', NULL, NULL, 'stale', 1000, 2000)`,
 		`INSERT INTO operations VALUES ('op', 's', 'deploy', 'running', '', NULL, 'me', 0, 1000, 0)`,
+		`INSERT INTO resources VALUES ('s', 'R', 'Custom::X', 'phys', 'CREATE_COMPLETE', '', NULL, NULL, '[]', 'Delete', 1000)`,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("cannot write a version 1 file: %v", err)
@@ -286,6 +287,10 @@ func TestMigrateFromVersion1(t *testing.T) {
 		CreatedAt: time.UnixMilli(1000), UpdatedAt: time.UnixMilli(2000)}
 	if diff := cmp.Diff(want, got, opts); diff != "" {
 		t.Errorf("GetStack after migrating: -want +got:\n%s", diff)
+	}
+	// A row written before the protect flag was kept does not say it is unprotected.
+	if r, err := s.GetResource(ctx, "s", "R"); err != nil || r.Protect || !r.ProtectUnknown {
+		t.Errorf("a resource of a version 1 file: Protect %v, ProtectUnknown %v (%v), want false, true", r.Protect, r.ProtectUnknown, err)
 	}
 	var v int
 	if err := s.r.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); err != nil || v != len(migrations) {

@@ -138,10 +138,12 @@ func scanResource(sc scanner) (state.Resource, error) {
 	var r state.Resource
 	var deps string
 	var u int64
+	var protect sql.NullBool
 	if err := sc.Scan(&r.Stack, &r.Name, &r.Type, &r.ID, &r.Status, &r.StatusReason, &r.Props, &r.Outputs, &deps,
-		&r.DeletionPolicy, &u, &r.Private, &r.Provider, &r.Protect); err != nil {
+		&r.DeletionPolicy, &u, &r.Private, &r.Provider, &protect); err != nil {
 		return r, err
 	}
+	r.Protect, r.ProtectUnknown = protect.Bool, !protect.Valid
 	r.UpdatedAt = tm(u)
 	if err := json.Unmarshal([]byte(deps), &r.Deps); err != nil {
 		return r, fmt.Errorf("cannot decode deps of resource %s: %w", r.Name, err)
@@ -248,7 +250,7 @@ func (s *Store) write(ctx context.Context, tx *sql.Tx, stack string, w state.Wri
 		}
 		_, err = tx.StmtContext(ctx, s.st.putResource).ExecContext(ctx, stack, r.Name, r.Type, r.ID, r.Status,
 			r.StatusReason, s.seal(r.Props, "resources", "props", stack, r.Name), s.seal(r.Outputs, "resources", "outputs", stack, r.Name),
-			string(deps), r.DeletionPolicy, ms(r.UpdatedAt), s.seal(r.Private, "resources", "private", stack, r.Name), r.Provider, r.Protect)
+			string(deps), r.DeletionPolicy, ms(r.UpdatedAt), s.seal(r.Private, "resources", "private", stack, r.Name), r.Provider, protectColumn(*r))
 		return err
 	case w.Delete != "":
 		_, err := tx.StmtContext(ctx, s.st.delResource).ExecContext(ctx, stack, w.Delete)
@@ -276,4 +278,13 @@ func (s *Store) ListJournal(ctx context.Context, operation string) ([]state.Jour
 		return nil, fmt.Errorf("cannot list journal of operation %s: %w", operation, err)
 	}
 	return out, nil
+}
+
+// protectColumn is a row's protect flag as stored: NULL while it is not known (a row written
+// before the flag was kept, and not rewritten since with one).
+func protectColumn(r state.Resource) any {
+	if r.ProtectUnknown && !r.Protect {
+		return nil
+	}
+	return r.Protect
 }

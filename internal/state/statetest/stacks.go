@@ -159,15 +159,17 @@ func testResources(t *testing.T, s state.Store) {
 	bare := state.Resource{Stack: "s", Name: "Bare"} // nil slices, zero time
 	noDeps := resource("s", "NoDeps")
 	noDeps.Deps = []string{}
+	unknown := resource("s", "Unknown") // written before the protect flag was kept
+	unknown.Protect, unknown.ProtectUnknown = false, true
 	writes := []state.Write{{Put: ptr(resource("s", "Zeta"))}, {Put: &bare}, {Put: ptr(resource("s", "Alpha"))},
-		{Put: &noDeps}, {Put: ptr(resource("t", "Alpha"))}}
+		{Put: &noDeps}, {Put: ptr(resource("t", "Alpha"))}, {Put: &unknown}}
 	for _, w := range writes {
 		_, err := s.Append(ctx, entry("op", w.Put.Stack, "create/"+w.Put.Name, state.End), w)
 		must(t, "Append", err)
 	}
 	got, err := s.ListResources(ctx, "s")
 	must(t, "ListResources", err)
-	want := []state.Resource{resource("s", "Alpha"), bare, noDeps, resource("s", "Zeta")}
+	want := []state.Resource{resource("s", "Alpha"), bare, noDeps, unknown, resource("s", "Zeta")}
 	if diff := cmp.Diff(want, got, opts); diff != "" {
 		t.Errorf("ListResources must be sorted by name and hold only the stack's rows: -want +got:\n%s", diff)
 	}
