@@ -123,7 +123,7 @@ func stash(input, output cty.Value) cty.Value {
 }
 
 func attrsOf(v cty.Value) map[string]cty.Value {
-	if v == cty.NilVal || v.IsNull() || !v.IsKnown() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
+	if v == cty.NilVal || v.IsMarked() || v.IsNull() || !v.IsKnown() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
 		return nil
 	}
 	return v.AsValueMap()

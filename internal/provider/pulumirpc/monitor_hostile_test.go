@@ -120,3 +120,22 @@ func TestMonitorCallerHangupDoesNotCancelThePlugin(t *testing.T) {
 		t.Errorf("calls %v, recorded %+v", calls(t, dir), m.state().Children)
 	}
 }
+
+// A provider configuration that is secret as a whole, or whose __internal is, is a value to
+// pass on, not a panic (a program's explicit provider may be given either).
+func TestSecretConfigurationsDoNotPanic(t *testing.T) {
+	whole := value.Secret(cty.ObjectVal(map[string]cty.Value{internalKey: cty.EmptyObjectVal, "k": cty.StringVal("v")}))
+	if got := withoutInternal(whole); !got.IsMarked() || got.Type().HasAttribute(internalKey) {
+		t.Errorf("withoutInternal = %#v", got)
+	}
+	if got := withInternalOf(value.Secret(cty.ObjectVal(map[string]cty.Value{"k": cty.StringVal("v")})), whole); !got.IsMarked() {
+		t.Errorf("withInternalOf lost the mark: %#v", got)
+	}
+	p := &Provider{opts: Options{Package: "x", Version: "1.0.0", Parameterization: &Parameterization{Name: "x", Version: "1.0.0", Plugin: "base"}}}
+	inner := cty.ObjectVal(map[string]cty.Value{internalKey: value.Secret(cty.EmptyObjectVal)})
+	for _, c := range []cty.Value{whole, inner} {
+		if got := p.withSettings(c); got == cty.NilVal {
+			t.Errorf("withSettings(%#v) = nil", c)
+		}
+	}
+}

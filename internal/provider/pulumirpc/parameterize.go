@@ -66,9 +66,10 @@ func withoutInternal(config cty.Value) cty.Value {
 	if config == cty.NilVal || config.IsNull() || !config.Type().IsObjectType() || !config.Type().HasAttribute(internalKey) {
 		return config
 	}
-	attrs := config.AsValueMap()
+	plain, marks := config.Unmark() // a secret configuration as a whole stays one
+	attrs := plain.AsValueMap()
 	delete(attrs, internalKey)
-	return cty.ObjectVal(attrs)
+	return cty.ObjectVal(attrs).WithMarks(marks)
 }
 
 // withInternalOf puts back into checked the engine settings sent holds, so that the stored
@@ -78,12 +79,13 @@ func withInternalOf(checked, sent cty.Value) cty.Value {
 		checked == cty.NilVal || checked.IsNull() || !checked.Type().IsObjectType() {
 		return checked
 	}
-	attrs := checked.AsValueMap()
+	plain, marks := checked.Unmark()
+	attrs := plain.AsValueMap()
 	if attrs == nil {
 		attrs = map[string]cty.Value{}
 	}
 	attrs[internalKey] = sent.GetAttr(internalKey)
-	return cty.ObjectVal(attrs)
+	return cty.ObjectVal(attrs).WithMarks(marks)
 }
 
 // withSettings is a provider resource's configuration as Pulumi stores it: the "version" key,
@@ -95,12 +97,13 @@ func (p *Provider) withSettings(config cty.Value) cty.Value {
 	if pz == nil || !config.Type().IsObjectType() {
 		return config
 	}
+	config, marks := config.Unmark() // a secret configuration as a whole stays one
 	attrs := config.AsValueMap()
 	if attrs == nil {
 		attrs = map[string]cty.Value{}
 	}
 	internal := map[string]cty.Value{}
-	if in, ok := attrs[internalKey]; ok && !in.IsNull() && in.IsKnown() && (in.Type().IsObjectType() || in.Type().IsMapType()) {
+	if in, ok := attrs[internalKey]; ok && !in.IsMarked() && !in.IsNull() && in.IsKnown() && (in.Type().IsObjectType() || in.Type().IsMapType()) {
 		internal = in.AsValueMap()
 		if internal == nil {
 			internal = map[string]cty.Value{}
@@ -114,5 +117,5 @@ func (p *Provider) withSettings(config cty.Value) cty.Value {
 	internal["version"] = cty.StringVal(version)
 	internal["parameterization"] = cty.StringVal(base64.StdEncoding.EncodeToString(pz.Value))
 	attrs[internalKey] = cty.ObjectVal(internal)
-	return cty.ObjectVal(attrs)
+	return cty.ObjectVal(attrs).WithMarks(marks)
 }

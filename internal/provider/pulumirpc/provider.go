@@ -288,6 +288,7 @@ func (p *Provider) configureLocked(ctx context.Context, config cty.Value) (provi
 // non-strings JSON-encoded, without "version".
 func configVariables(pkg string, config cty.Value) (map[string]string, error) {
 	vars := map[string]string{}
+	config, _ = config.Unmark() // the deprecated map is plain text, as pulumi sends it
 	for k, v := range config.AsValueMap() {
 		if k == "version" {
 			continue

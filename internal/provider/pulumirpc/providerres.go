@@ -35,12 +35,13 @@ func (p *Provider) withVersion(config cty.Value) cty.Value {
 	if p.opts.Version == "" || !config.Type().IsObjectType() || config.Type().HasAttribute("version") {
 		return config
 	}
-	attrs := config.AsValueMap()
+	plain, marks := config.Unmark() // a secret configuration as a whole stays one
+	attrs := plain.AsValueMap()
 	if attrs == nil {
 		attrs = map[string]cty.Value{}
 	}
 	attrs["version"] = cty.StringVal(p.opts.Version)
-	return cty.ObjectVal(attrs)
+	return cty.ObjectVal(attrs).WithMarks(marks)
 }
 
 // checkConfig is Check of a provider resource.
