@@ -128,7 +128,9 @@ func describe(t *testing.T, dir, stack string) api.Stack {
 // dead process's operation over at once, follows it to its end, then runs its own deploy: the
 // stack ends *_COMPLETE within a minute, the resource created exactly once.
 func TestKillDashNineThenDeploy(t *testing.T) {
-	h := &lateHandler{delay: 5 * time.Second}
+	// The handler answers 15 s after the Create: the next cairn must be listening by then
+	// (build, start, take over); 5 s was too tight on a loaded 2-core machine.
+	h := &lateHandler{delay: 15 * time.Second}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	file, dir := writeHelloTemplate(t), filepath.Join(t.TempDir(), ".cairn")
