@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -28,7 +27,7 @@ const GRPCLogVar = "PULUMI_DEBUG_GRPC"
 // calls (CheckConfig, plugins that do not accept secrets), and cairn writes no secret to a
 // log. Every value inside a property bag is replaced by elided, except what names a value's
 // kind (the signature of a secret, asset or resource reference, the sentinel of an unknown);
-// the deprecated ConfigureRequest.variables keep their keys only.
+// maps of text (Configure's deprecated variables, Construct's config) keep their keys only.
 const elided = "[elided]"
 
 // grpcLog appends the calls of one plugin to a log file.
@@ -109,11 +108,6 @@ func transcode(m any, errs []string) (json.RawMessage, []string) {
 // elide returns a copy of msg without property values.
 func elide(msg proto.Message) proto.Message {
 	c := proto.Clone(msg)
-	if cr, ok := c.(*pulumirpc.ConfigureRequest); ok {
-		for k := range cr.Variables {
-			cr.Variables[k] = elided
-		}
-	}
 	elideMessage(c.ProtoReflect())
 	return c
 }
@@ -130,6 +124,17 @@ func elideMessage(m protoreflect.Message) {
 		return
 	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.IsMap() && fd.MapValue().Kind() == protoreflect.StringKind { // config as text: Configure's variables, Construct's config
+			var keys []protoreflect.MapKey
+			v.Map().Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+				keys = append(keys, k)
+				return true
+			})
+			for _, k := range keys {
+				v.Map().Set(k, protoreflect.ValueOfString(elided))
+			}
+			return true
+		}
 		if fd.Kind() != protoreflect.MessageKind && fd.Kind() != protoreflect.GroupKind {
 			return true
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/cairn-dev/cairn/internal/provider"
@@ -89,5 +90,15 @@ func TestGRPCLogRecordsCallsWithoutValues(t *testing.T) {
 	}
 	if d := cmp.Diff(want, completed); d != "" {
 		t.Errorf("calls completed: -want +got\n%s", d)
+	}
+}
+
+// Every map of text is logged by its keys only: Construct's config holds the stack's config in
+// clear, secrets included.
+func TestGRPCLogElidesTextMaps(t *testing.T) {
+	b, errs := transcode(&pulumirpc.ConstructRequest{Config: map[string]string{"proj:password": "hunter2-4c1e"},
+		Providers: map[string]string{"pkg": "urn::id"}}, nil)
+	if len(errs) > 0 || strings.Contains(string(b), "hunter2-4c1e") || !strings.Contains(string(b), "proj:password") {
+		t.Errorf("logged %s (%v)", b, errs)
 	}
 }

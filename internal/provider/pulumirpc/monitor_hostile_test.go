@@ -133,9 +133,10 @@ func TestSecretConfigurationsDoNotPanic(t *testing.T) {
 	}
 	p := &Provider{opts: Options{Package: "x", Version: "1.0.0", Parameterization: &Parameterization{Name: "x", Version: "1.0.0", Plugin: "base"}}}
 	inner := cty.ObjectVal(map[string]cty.Value{internalKey: value.Secret(cty.EmptyObjectVal)})
-	for _, c := range []cty.Value{whole, inner} {
-		if got := p.withSettings(c); got == cty.NilVal {
-			t.Errorf("withSettings(%#v) = nil", c)
-		}
+	if got := p.withSettings(whole); !got.IsMarked() || !got.Type().HasAttribute("version") {
+		t.Errorf("withSettings of a secret configuration = %#v, want it secret, with its version", got)
+	}
+	if got := p.withSettings(inner); !got.Type().HasAttribute(internalKey) {
+		t.Errorf("withSettings of a secret __internal = %#v", got)
 	}
 }

@@ -60,7 +60,7 @@ func (p *Provider) checkConfig(ctx context.Context, req provider.CheckRequest, o
 		Urn: p.resURN(req.Resource), Name: req.Resource.Name, Type: req.Resource.Type,
 		Olds: oldInputs, News: news, RandomSeed: seed(),
 	}
-	r, err := p.configCheckedAs(creq)
+	r := p.configCheckedAs(creq)
 	if r == nil {
 		r, err = p.proc.client.CheckConfig(ctx, creq)
 	}
@@ -99,15 +99,15 @@ type checkConfigMemo struct {
 // configured this instance with the same configuration, once: the plugin then sees one
 // CheckConfig, as under pulumi, which checks a provider resource and configures it with the
 // answer. nil when the request is another.
-func (p *Provider) configCheckedAs(req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
+func (p *Provider) configCheckedAs(req *pulumirpc.CheckRequest) *pulumirpc.CheckResponse {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m := p.configChecked
 	if m == nil || len(req.GetOlds().GetFields()) != 0 || req.GetUrn() != m.req.GetUrn() || !proto.Equal(req.GetNews(), m.req.GetNews()) {
-		return nil, nil
+		return nil
 	}
 	p.configChecked = nil
-	return m.resp, nil
+	return m.resp
 }
 
 // diffConfig is Diff of a provider resource. A replacement is remembered: every resource this
