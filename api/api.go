@@ -272,4 +272,20 @@ const (
 	CodeNoOperation      = "no_operation"      // 409: cancel of a stack that has no running operation
 	CodeResponseRejected = "response_rejected" // 400/403/410/413: a custom-resource response was refused
 	CodeInternal         = "internal"          // 500
+	CodeKubeNotServed    = "kube_not_served"   // 404: the server was started without --kube-listen
 )
+
+// Whoami is the body of GET /v1/whoami: the tenant the caller's token stands for. Admin is
+// true for the server's own token (tenant "default"), which may act for every tenant where an
+// API allows it (cairn's kube API: every namespace and the cluster-scoped CRDs).
+type Whoami struct {
+	Tenant string `json:"tenant"`
+	Admin  bool   `json:"admin"`
+}
+
+// KubeEndpoint is the body of GET /v1/kube: where cairn's Kubernetes API listens and the CA
+// that signs its certificate (PEM), for a kubeconfig.
+type KubeEndpoint struct {
+	Server string `json:"server"`
+	CA     string `json:"ca"`
+}

@@ -24,10 +24,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/egress"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/function"
+	"github.com/cairn-dev/cairn/internal/kubeproc"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/customresource"
 	"github.com/cairn-dev/cairn/internal/provider/lambda"
@@ -104,6 +106,12 @@ type Config struct {
 	// reaches the next run, which resumes the operation. Listen is then not used. See
 	// rememberedListener for what happens when the address is taken.
 	RememberListen bool
+	// KubeListen serves cairn's Kubernetes API on this HTTPS address (cairn-kube, started and
+	// supervised here); empty: not served. KubeBinary is its path ("" looks beside cairn and
+	// on PATH); KubeHosts are extra names for its certificate.
+	KubeListen string
+	KubeBinary string
+	KubeHosts  []string
 	// ResponseNotice is how long a custom-resource request may go unanswered before an event
 	// on its resource says what cairn waits for and where (`cairn server --response-notice`);
 	// default one minute.
@@ -120,6 +128,7 @@ type App struct {
 	local     *localFunctions // terraform-provider functions served in process
 	api       *server.Server
 	servers   []*http.Server
+	kube      *kubeproc.Proc // nil without KubeListen
 	fresh     newConns       // connections without a request yet: closed at once on Shutdown
 	listeners []net.Listener // closed by closeAll even if never served
 	serving   sync.WaitGroup
@@ -214,11 +223,18 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var kube func() (api.KubeEndpoint, error)
+	if cfg.KubeListen != "" {
+		kube = a.kubeEndpoint
+	}
 	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Functions: function.Service{M: a.fns}, Token: a.token,
-		Tenants: cfg.Tenants, Registry: reg, Logger: cfg.Logger, Metrics: metrics})
+		Tenants: cfg.Tenants, Registry: reg, Logger: cfg.Logger, Metrics: metrics, Kube: kube})
 	a.serve(lns.http, nil)
 	if lns.tls != nil {
 		a.serve(lns.tls, lns.tlsConfig)
+	}
+	if err := a.startKube(ctx, cfg); err != nil { // kube.go; it checks tokens with the API served above
+		return nil, err
 	}
 	a.log.Info("cairn is serving", "url", a.url, "publicURL", a.publicURL, "tlsURL", a.tlsURL,
 		"responseURL", responseURL, "dir", cfg.Dir, "auth", a.token != "")
@@ -287,6 +303,11 @@ func (a *App) Shutdown(ctx context.Context) error {
 // closeAll releases whatever Start got, in reverse order.
 func (a *App) closeAll(ctx context.Context) error {
 	var errs []error
+	if a.kube != nil {
+		if err := a.kube.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if a.api != nil {
 		a.api.Close()
 	}

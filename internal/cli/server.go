@@ -44,6 +44,9 @@ func (r *runner) serverCommand() *cobra.Command {
 	f.StringVar(&cfg.Region, "region", "", "region pseudo parameter (env CAIRN_REGION)")
 	f.StringVar(&cfg.AccountID, "account-id", "", "account id pseudo parameter (env CAIRN_ACCOUNT_ID)")
 	f.DurationVar(&cfg.ResponseNotice, "response-notice", time.Minute, "after this long without an answer to a custom-resource request, an event on the resource says what cairn waits for and where (env CAIRN_RESPONSE_NOTICE)")
+	f.StringVar(&cfg.KubeListen, "kube-listen", "", "serve cairn's Kubernetes API (CRDs and their objects, for kubectl and controllers) on this HTTPS address, such as 127.0.0.1:6443 (env CAIRN_KUBE_LISTEN); needs the cairn-kube binary beside cairn or on PATH")
+	f.StringVar(&cfg.KubeBinary, "kube-binary", "", "path of the cairn-kube binary (env CAIRN_KUBE_BINARY)")
+	f.StringSliceVar(&cfg.KubeHosts, "kube-host", nil, "extra host names or addresses for the kube API's certificate, comma-separated and repeatable")
 	limits := addLimitFlags(cmd)
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		for flag, p := range configFlags(&cfg) {

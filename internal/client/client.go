@@ -291,3 +291,10 @@ func decodeError(status int, data []byte) *api.Error {
 	}
 	return &api.Error{Code: api.CodeInternal, Message: fmt.Sprintf("HTTP %d: %s", status, msg)}
 }
+
+// Kube says where the server's Kubernetes API listens and with which CA (GET /v1/kube).
+func (c *Client) Kube(ctx context.Context) (api.KubeEndpoint, error) {
+	var ep api.KubeEndpoint
+	err := c.do(ctx, http.MethodGet, "/v1/kube", nil, nil, &ep)
+	return ep, err
+}

@@ -35,6 +35,8 @@ func (s *Server) routes() http.Handler {
 	api("GET", "/v1/stacks/{name}/outputs", s.outputs)
 	api("GET", "/v1/stacks/{name}/events", s.events)
 	api("GET", "/v1/operations/{id}", s.operation)
+	api("GET", "/v1/whoami", s.whoami)
+	api("GET", "/v1/kube", s.kubeEndpoint)
 	s.functionRoutes(api)
 	s.registryRoutes(mux)
 	if s.responses != nil {

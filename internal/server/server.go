@@ -80,6 +80,8 @@ type Config struct {
 	Registry *registry.Service
 	// Logger receives the access log and the detail of internal errors. Nil: discard.
 	Logger *slog.Logger
+	// Kube tells where cairn's Kubernetes API listens, for GET /v1/kube; nil: not served.
+	Kube func() (api.KubeEndpoint, error)
 	// Metrics receives the request counters and latency histograms, and is served on
 	// /metrics. Nil: a private registry.
 	Metrics *prometheus.Registry
@@ -100,6 +102,7 @@ type Server struct {
 	fns       Functions
 	tokens    []tenantToken // empty: no auth
 	reg       *registry.Service
+	kube      func() (api.KubeEndpoint, error)
 	log       *slog.Logger
 	metrics   *prometheus.Registry
 	m         *httpMetrics
@@ -117,6 +120,7 @@ func New(cfg Config) *Server {
 		closing: make(chan struct{})}
 	s.tokens = tenantTokens(cfg.Token, cfg.Tenants)
 	s.reg = cfg.Registry
+	s.kube = cfg.Kube
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -1,0 +1,25 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/tenant"
+)
+
+// whoami names the caller's tenant: cairn's kube API checks tokens with it.
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+	name := tenant.From(r.Context())
+	writeJSON(w, http.StatusOK, api.Whoami{Tenant: name, Admin: name == tenant.Default})
+}
+
+// kubeEndpoint says where the kube API listens and with which CA, for `cairn kube kubeconfig`.
+func (s *Server) kubeEndpoint(w http.ResponseWriter, r *http.Request) {
+	if s.kube == nil {
+		s.fail(w, r, &requestError{status: http.StatusNotFound, code: api.CodeKubeNotServed,
+			msg: "this cairn server does not serve the Kubernetes API: start it with --kube-listen ADDR"})
+		return
+	}
+	ep, err := s.kube()
+	s.reply(w, r, http.StatusOK, ep, err)
+}
