@@ -32,6 +32,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/kubeproc"
 	"github.com/cairn-dev/cairn/internal/provider"
 	"github.com/cairn-dev/cairn/internal/provider/customresource"
+	"github.com/cairn-dev/cairn/internal/provider/kubeobject"
 	"github.com/cairn-dev/cairn/internal/provider/lambda"
 	"github.com/cairn-dev/cairn/internal/registry"
 	"github.com/cairn-dev/cairn/internal/server"
@@ -200,6 +201,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	for _, typ := range lambda.Types {
 		a.reg.Register(typ, fnTypes)
 	}
+	a.reg.Register(kubeobject.Type, &kubeobject.Provider{Open: func(t string) (provider.Provider, error) { return a.openKubePlugin(cfg, t, "") }})
 	iam := &lambda.IAM{Accept: cfg.AcceptIAMNoop}
 	for _, typ := range lambda.IAMTypes {
 		a.reg.Register(typ, iam)
@@ -211,6 +213,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.local = &localFunctions{log: a.log}
+	plugins.kube = func(t, dir string) (provider.Provider, error) { return a.openKubePlugin(cfg, t, dir) }
 	plugins.private = privateProviders{reg: reg, fns: a.fns, local: a.local, urlClient: urlFunctionClient(policy)}
 	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID,
 		Limits: cfg.Limits, RunCode: tenantCode(cfg), ClientDirs: cfg.InProcess, RunsDir: filepath.Join(cfg.Dir, "runs")})

@@ -7,7 +7,13 @@ import (
 	"path/filepath"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/addr"
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/kubeproc"
+	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/provider/tfplugin"
+	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // startKube starts cairn's Kubernetes API when cfg asks for it. It keeps its store and
@@ -50,4 +56,86 @@ func (a *App) KubeURL() string {
 		return ""
 	}
 	return a.kube.URL()
+}
+
+// openKubePlugin starts (lazily) cairn's Kubernetes provider plugin (cairn-kube) for a
+// tenant: objects that name no kubeconfig go to this server's kube API, as that tenant.
+func (a *App) openKubePlugin(cfg Config, tenantName, dir string) (provider.Provider, error) {
+	bin, err := kubeproc.FindBinary(cfg.KubeBinary)
+	if err != nil {
+		return nil, err
+	}
+	var env []string
+	if a.kube != nil {
+		token := a.token
+		if token == "" {
+			token = "no-auth" // a server without auth takes any token; the kube API wants one
+		}
+		env = append(env, kubeproc.EnvServer+"="+a.kube.URL(), kubeproc.EnvCA+"="+a.kube.CertFile(), kubeproc.EnvToken+"="+token)
+		if tenantName != tenant.Default { // the default tenant is the admin: it acts as itself
+			env = append(env, kubeproc.EnvAs+"=cairn:tenant:"+tenantName)
+		}
+	}
+	return tfplugin.New(tfplugin.Config{Name: "kubernetes", Executable: bin, Dir: dir, Env: env, Logger: a.log}), nil
+}
+
+// KubeProviderSource is the Terraform-language source address of cairn's Kubernetes
+// provider, which cairn serves itself (no registry, no lock file entry).
+var KubeProviderSource = addr.Provider{Host: addr.DefaultRegistryHost, Namespace: "cairn-dev", Type: "kubernetes"}
+
+// resolveKube takes the requirements of cairn's Kubernetes provider out of reqs into out.
+func (p *plugins) resolveKube(ctx context.Context, reqs []*template.ProviderRequirement, out map[string]engine.Plugin) []*template.ProviderRequirement {
+	var rest []*template.ProviderRequirement
+	for _, r := range reqs {
+		if src, err := addr.ParseProvider(r.Source); err == nil && src == KubeProviderSource {
+			out[r.Source] = kubePlugin{open: p.kube, tenant: tenant.From(ctx)}
+			continue
+		}
+		rest = append(rest, r)
+	}
+	return rest
+}
+
+// kubePlugin is cairn's Kubernetes provider for one tenant's operation.
+type kubePlugin struct {
+	open   func(tenant, dir string) (provider.Provider, error)
+	tenant string
+}
+
+func (k kubePlugin) Version() string { return "0.1.0" }
+
+func (k kubePlugin) Open(name, dir string) provider.Provider {
+	pl, err := k.open(k.tenant, dir)
+	if err != nil {
+		return failing{err: err}
+	}
+	return pl
+}
+
+// failing answers every call with err (cairn-kube could not be found).
+type failing struct {
+	provider.Unimplemented
+	err error
+}
+
+func (f failing) Check(context.Context, provider.CheckRequest) (provider.CheckResponse, error) {
+	return provider.CheckResponse{}, f.err
+}
+func (f failing) Diff(context.Context, provider.DiffRequest) (provider.DiffResponse, error) {
+	return provider.DiffResponse{}, f.err
+}
+func (f failing) Create(context.Context, provider.CreateRequest) (provider.CreateResponse, error) {
+	return provider.CreateResponse{}, f.err
+}
+func (f failing) Update(context.Context, provider.UpdateRequest) (provider.UpdateResponse, error) {
+	return provider.UpdateResponse{}, f.err
+}
+func (f failing) Delete(context.Context, provider.DeleteRequest) (provider.DeleteResponse, error) {
+	return provider.DeleteResponse{}, f.err
+}
+func (f failing) Schema(context.Context, provider.SchemaRequest) (provider.Schema, error) {
+	return provider.Schema{}, f.err
+}
+func (f failing) Configure(context.Context, provider.ConfigureRequest) (provider.ConfigureResponse, error) {
+	return provider.ConfigureResponse{}, f.err
 }

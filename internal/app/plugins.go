@@ -27,6 +27,7 @@ type plugins struct {
 	dirs    []string // --plugin-dir: Pulumi plugins are looked for there too
 	log     *slog.Logger
 	private privateProviders
+	kube    func(tenant, dir string) (provider.Provider, error) // kube.go
 }
 
 var _ engine.Plugins = (*plugins)(nil)
@@ -54,6 +55,7 @@ func (p *plugins) Resolve(ctx context.Context, reqs []*template.ProviderRequirem
 	if diags = diags.Append(pdiags); diags.HasErrors() {
 		return nil, nil, diags
 	}
+	reqs = p.resolveKube(ctx, reqs, private)                   // kube.go
 	pulumi, reqs, pdiags := resolvePulumi(reqs, p.dirs, p.log) // pulumiplugins.go
 	if diags = diags.Append(pdiags); diags.HasErrors() {
 		return nil, nil, diags

@@ -46,7 +46,7 @@ type Proc struct {
 
 // Start runs cairn-kube and returns once it serves (or fails to).
 func Start(ctx context.Context, cfg Config) (*Proc, error) {
-	bin, err := findBinary(cfg.Binary)
+	bin, err := FindBinary(cfg.Binary)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,8 @@ func (p *Proc) URL() string { return p.url }
 // CertFile is the kube API's serving certificate, which is its own CA.
 func (p *Proc) CertFile() string { return p.certFile }
 
-func findBinary(given string) (string, error) {
+// FindBinary is given when set, else cairn-kube beside cairn's own binary, else on PATH.
+func FindBinary(given string) (string, error) {
 	if given != "" {
 		return given, nil
 	}
@@ -216,3 +217,13 @@ func (t *tailWriter) tail() string {
 	defer t.mu.Unlock()
 	return strings.TrimSpace(string(t.buf))
 }
+
+// The environment through which cairn names its own kube API to cairn-kube serving as the
+// Kubernetes provider plugin: its URL, its CA file, the token to call it with and the user
+// to act as (the stack's tenant, by impersonation). kube/provider reads the same names.
+const (
+	EnvServer = "CAIRNKUBE_SERVER"
+	EnvCA     = "CAIRNKUBE_CA_FILE"
+	EnvToken  = "CAIRNKUBE_TOKEN"
+	EnvAs     = "CAIRNKUBE_AS"
+)

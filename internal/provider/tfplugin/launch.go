@@ -66,7 +66,8 @@ type process struct {
 // handshake: versions 5 and 6 offered, gRPC only, AutoMTLS, managed (so CleanupClients kills
 // it), terraform's message size limit. The provider's log (hclog JSON on stderr) goes to log
 // at debug level; the last lines of its stderr are kept for the error when it crashes.
-func launch(name, executable, dir string, log *slog.Logger, versions ...int) (*process, error) {
+// extraEnv is added to the environment (after cairn's own CAIRN_* variables are removed).
+func launch(name, executable, dir string, extraEnv []string, log *slog.Logger, versions ...int) (*process, error) {
 	if len(versions) == 0 {
 		versions = Protocols
 	}
@@ -83,7 +84,7 @@ func launch(name, executable, dir string, log *slog.Logger, versions ...int) (*p
 	if debug {
 		level = hclog.Debug
 	}
-	cmd.Env = pluginEnv(os.Environ(), debug)
+	cmd.Env = append(pluginEnv(os.Environ(), debug), extraEnv...)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: plugins,
@@ -132,7 +133,7 @@ type Process struct{ p *process }
 // Launch starts the provider binary at executable, offering the given protocol versions (5
 // and 6 when none are given). The caller must Kill it.
 func Launch(name, executable string, log *slog.Logger, versions ...int) (*Process, error) {
-	p, err := launch(name, executable, "", log, versions...)
+	p, err := launch(name, executable, "", nil, log, versions...)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,7 @@ type Config struct {
 	Name       string // local name, e.g. "time": it prefixes every error
 	Executable string
 	Dir        string        // the process's working directory; "" = this process's
+	Env        []string      // more environment variables, KEY=VALUE, for this provider only
 	Logger     *slog.Logger  // receives the provider's log at debug level; nil discards it
 	StopGrace  time.Duration // 0 means DefaultStopGrace
 	// SchemaCacheDir and PackageHash (the package's h1: hash) name the disk cache of the
@@ -65,6 +66,7 @@ type Provider struct {
 	name      string
 	exe       string // "" over NewFromConn
 	dir       string // the process's working directory
+	env       []string
 	cacheKey  string
 	log       *slog.Logger
 	stopGrace time.Duration
@@ -102,7 +104,7 @@ var _ provider.Provider = (*Provider)(nil)
 
 // New returns a provider that launches cfg.Executable when first used.
 func New(cfg Config) *Provider {
-	return &Provider{name: cfg.Name, exe: cfg.Executable, dir: cfg.Dir, log: cfg.Logger, stopGrace: grace(cfg.StopGrace),
+	return &Provider{name: cfg.Name, exe: cfg.Executable, dir: cfg.Dir, env: cfg.Env, log: cfg.Logger, stopGrace: grace(cfg.StopGrace),
 		diskPath: diskSchemaPath(cfg.SchemaCacheDir, cfg.PackageHash), sem: make(chan struct{}, 1)}
 }
 
@@ -164,7 +166,7 @@ func (p *Provider) start(ctx context.Context) (*schemas, error) {
 		if p.cacheKey == "" {
 			p.cacheKey = executableKey(p.exe)
 		}
-		proc, err := launch(p.name, p.exe, p.dir, p.log)
+		proc, err := launch(p.name, p.exe, p.dir, p.env, p.log)
 		if err != nil {
 			p.launchErr = err
 			return nil, err

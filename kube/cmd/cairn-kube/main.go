@@ -17,6 +17,13 @@ import (
 )
 
 func main() {
+	if asPlugin() {
+		if err := servePlugin(); err != nil {
+			fmt.Fprintln(os.Stderr, "cairn-kube:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	listen := flag.String("listen", "127.0.0.1:6443", "HTTPS address of the kube API")
 	dir := flag.String("dir", ".cairn/kube", "directory of the kube store and serving certificate")
 	cairnURL := flag.String("cairn-url", "", "cairn's API, which checks tokens (required; set by cairn server)")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,6 +32,7 @@ const Finalizer = "example.com/cleanup"
 // watch across namespaces), nil watches all. Delay is how long each widget takes to become
 // ready after it is first seen.
 func Run(ctx context.Context, cfg *rest.Config, namespaces []string, delay time.Duration) error {
+	ctrl.SetLogger(logr.Discard())
 	opts := ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"}
 	if len(namespaces) > 0 {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{}

@@ -1,0 +1,82 @@
+package provider
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// endpoints hands out a client per kube endpoint (a kubeconfig and context, or cairn's own).
+type endpoints struct {
+	defaultServer, defaultCAFile, defaultToken, defaultAs string
+
+	mu      sync.Mutex
+	clients map[string]*clients
+}
+
+// clients reach one endpoint.
+type clients struct {
+	dyn    dynamic.Interface
+	mapper meta.ResettableRESTMapper
+	name   string // for messages: the context, or "cairn's kube API"
+}
+
+// get returns the clients of kubeconfig (its content, "" for cairn's own kube API) and
+// kubeContext ("" for the kubeconfig's current context).
+func (e *endpoints) get(kubeconfig, kubeContext string) (*clients, error) {
+	key := fmt.Sprintf("%x", sha256.Sum256([]byte(kubeconfig+"\x00"+kubeContext)))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c, ok := e.clients[key]; ok {
+		return c, nil
+	}
+	var cfg *rest.Config
+	name := "cairn's kube API"
+	if kubeconfig == "" {
+		if kubeContext != "" {
+			return nil, fmt.Errorf("context %q needs a kubeconfig to choose from", kubeContext)
+		}
+		if e.defaultServer == "" {
+			return nil, fmt.Errorf("no kubeconfig given and cairn serves no kube API here (start cairn server with --kube-listen)")
+		}
+		cfg = &rest.Config{Host: e.defaultServer, BearerToken: e.defaultToken,
+			TLSClientConfig: rest.TLSClientConfig{CAFile: e.defaultCAFile}}
+		if e.defaultAs != "" {
+			cfg.Impersonate = rest.ImpersonationConfig{UserName: e.defaultAs}
+		}
+	} else {
+		raw, err := clientcmd.Load([]byte(kubeconfig))
+		if err != nil {
+			return nil, fmt.Errorf("invalid kubeconfig: %w", err)
+		}
+		overrides := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
+		if cfg, err = clientcmd.NewNonInteractiveClientConfig(*raw, kubeContext, overrides, nil).ClientConfig(); err != nil {
+			return nil, fmt.Errorf("kubeconfig: %w", err)
+		}
+		name = "context " + kubeContext
+		if kubeContext == "" {
+			name = "context " + raw.CurrentContext
+		}
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	cfg.UserAgent = "cairn"
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &clients{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), name: name}
+	e.clients[key] = c
+	return c, nil
+}

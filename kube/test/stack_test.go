@@ -1,0 +1,142 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/cairn-dev/cairn/kube/test/widgetcontroller"
+)
+
+// cairn runs the cairn CLI against the server as user and returns its combined output.
+func (s *cairnServer) cairn(token string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(bins, "cairn"), append(args, "--server", s.url, "--token", token)...)
+	cmd.Dir = s.dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// startController runs the widget controller as admin until the test ends.
+func (s *cairnServer) startController(delay time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- widgetcontroller.Run(ctx, s.restConfig("admin"), nil, delay) }()
+	s.t.Cleanup(func() { cancel(); <-done })
+}
+
+// crdManifest is widgetCRD as a value to embed in templates.
+func crdManifest(t *testing.T) map[string]any {
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(widgetCRD), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func widgetManifest(name, ns string, size int, tags ...any) map[string]any {
+	spec := map[string]any{"color": "red", "size": size}
+	if len(tags) > 0 {
+		spec["tags"] = tags
+	}
+	return map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec}
+}
+
+// cfnStack is a CloudFormation-dialect template: the CRD, n widgets that wait for it, and a
+// consumer whose spec reads the first widget's status.endpoint.
+func cfnStack(t *testing.T, ns string, n int, extra map[string]any) string {
+	res := map[string]any{"WidgetCRD": map[string]any{"Type": "Cairn::Kubernetes::Object",
+		"Properties": map[string]any{"Manifest": crdManifest(t)}}}
+	for i := range n {
+		props := map[string]any{"Manifest": widgetManifest(fmt.Sprintf("w%03d", i), ns, i%10), "Timeout": 120}
+		for k, v := range extra {
+			props[k] = v
+		}
+		res[fmt.Sprintf("W%03d", i)] = map[string]any{"Type": "Cairn::Kubernetes::Object", "DependsOn": "WidgetCRD", "Properties": props}
+	}
+	tmpl := map[string]any{"AWSTemplateFormatVersion": "2010-09-09", "Resources": res}
+	if n > 0 {
+		consumer := map[string]any{"Manifest": widgetManifest("consumer", ns, 2, map[string]any{"Fn::GetAtt": "W000.status.endpoint"})}
+		for k, v := range extra {
+			consumer[k] = v
+		}
+		res["Consumer"] = map[string]any{"Type": "Cairn::Kubernetes::Object", "Properties": consumer}
+		tmpl["Outputs"] = map[string]any{"Endpoint": map[string]any{"Value": map[string]any{"Fn::GetAtt": "W000.status.endpoint"}}}
+	}
+	b, err := json.MarshalIndent(tmpl, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCloudFormationStack deploys a CRD and 100 widgets as a CloudFormation-dialect stack of
+// a tenant: cairn waits for the test controller to make each Ready, reads a status field
+// into a dependent object and an output, and the delete removes everything, widgets first
+// (their finalizers run) and the CRD last.
+func TestCloudFormationStack(t *testing.T) {
+	requireKubectl(t)
+	s := startServer(t)
+	s.startController(500 * time.Millisecond)
+	file := filepath.Join(s.dir, "kube.json")
+	if err := os.WriteFile(file, []byte(cfnStack(t, "alpha-ns", 100, nil)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The CRD is cluster-scoped: the admin deploys it (a tenant may not make CRDs).
+	start := time.Now()
+	out, err := s.cairn(s.adminTok, "deploy", "-f", file, "--stack", "kubes", "--yes")
+	if err != nil {
+		t.Fatalf("deploy: %v\n%s", err, out)
+	}
+	t.Logf("deployed a CRD and 101 objects, each waited for, in %s", time.Since(start).Round(time.Millisecond))
+	out, err = s.cairn(s.adminTok, "outputs", "--stack", "kubes")
+	if err != nil || !strings.Contains(out, "https://w000.alpha-ns.widgets.example") {
+		t.Fatalf("outputs: want the status endpoint, got %v:\n%s", err, out)
+	}
+	if got := s.jsonpath("admin", "{.spec.tags[0]}", "widget", "consumer", "-n", "alpha-ns"); got != "https://w000.alpha-ns.widgets.example" {
+		t.Fatalf("the consumer's spec must hold W000's status.endpoint, got %q", got)
+	}
+	ready := s.kubectl("admin", "get", "widgets", "-n", "alpha-ns", "-o", "jsonpath={range .items[*]}{.status.conditions[0].status}{\"\\n\"}{end}")
+	if c := strings.Count(ready, "True"); c != 101 {
+		t.Fatalf("want 101 Ready widgets, got %d", c)
+	}
+	if mf := s.kubectl("admin", "get", "widget", "w001", "-n", "alpha-ns", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager}"); !strings.Contains(mf, "cairn") {
+		t.Fatalf("objects must be applied by the field manager cairn, managers: %s", mf)
+	}
+
+	out, err = s.cairn(s.adminTok, "delete", "--stack", "kubes", "--yes")
+	if err != nil {
+		t.Fatalf("delete: %v\n%s", err, out)
+	}
+	if out, err := s.kubectlErr("admin", "", "get", "crd", "widgets.example.com"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Fatalf("the CRD must be gone after the delete, got %v:\n%s", err, out)
+	}
+}
+
+// TestFailedCondition: a Stalled condition from the controller fails the deploy step with the
+// condition's message.
+func TestFailedCondition(t *testing.T) {
+	requireKubectl(t)
+	s := startServer(t)
+	s.startController(0)
+	tmpl := cfnStack(t, "alpha-ns", 0, nil)
+	tmpl = strings.Replace(tmpl, `"Resources": {`, `"Resources": {
+  "Unlucky": {"Type": "Cairn::Kubernetes::Object", "DependsOn": "WidgetCRD", "Properties": {"Timeout": "60s", "Manifest":
+   {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "unlucky", "namespace": "alpha-ns"}, "spec": {"size": 13}}}},`, 1)
+	file := filepath.Join(s.dir, "kube.json")
+	if err := os.WriteFile(file, []byte(tmpl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.cairn(s.adminTok, "deploy", "-f", file, "--stack", "unlucky", "--yes", "--disable-rollback")
+	if err == nil || !strings.Contains(out, "size 13 is unlucky") {
+		t.Fatalf("deploy must fail with the Stalled condition's message, got %v:\n%s", err, out)
+	}
+}
