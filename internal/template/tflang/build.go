@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/cairn-dev/cairn/internal/addr"
 	"github.com/cairn-dev/cairn/internal/budget"
@@ -313,6 +314,9 @@ func (m *module) expandMeta(count, forEach *hcl.Attribute) ([]key, hcl.Diagnosti
 		if !v.IsKnown() {
 			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: count.Expr.Range().Ptr(),
 				Detail: `The "count" value depends on resource attributes that cannot be determined until apply, so cairn cannot predict how many instances will be created.`}}
+		}
+		if n, err := convert.Convert(v, cty.Number); err == nil {
+			v = n // as terraform: "3" (a -var value of an untyped variable) counts 3
 		}
 		if v.IsNull() || v.Type() != cty.Number {
 			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid count argument", Subject: count.Expr.Range().Ptr(),

@@ -443,3 +443,16 @@ func TestDirOption(t *testing.T) {
 		t.Errorf("Dialect = %q", st.Dialect)
 	}
 }
+
+// A -var value of an untyped variable is a string; count converts it, as terraform does.
+func TestCountOfStringVar(t *testing.T) {
+	st := mustParse(t, files("main.tf", `
+variable "n" { default = 2 }
+resource "terraform_data" "x" {
+  count = var.n
+}
+`), Options{Vars: map[string]string{"n": "3"}})
+	if len(st.Resources) != 3 {
+		t.Fatalf("want 3 instances, got %d", len(st.Resources))
+	}
+}
