@@ -201,7 +201,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	for _, typ := range lambda.Types {
 		a.reg.Register(typ, fnTypes)
 	}
-	a.reg.Register(kubeobject.Type, &kubeobject.Provider{Open: func(t string) (provider.Provider, error) { return a.openKubePlugin(cfg, t, "") }})
+	a.reg.Register(kubeobject.Type, &kubeobject.Provider{Properties: kubeobject.CloudFormation,
+		Open: func(t string) (provider.Provider, error) { return a.openKubePlugin(cfg, t, "") }})
 	iam := &lambda.IAM{Accept: cfg.AcceptIAMNoop}
 	for _, typ := range lambda.IAMTypes {
 		a.reg.Register(typ, iam)

@@ -11,8 +11,10 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/kubeproc"
 	"github.com/cairn-dev/cairn/internal/provider"
+	"github.com/cairn-dev/cairn/internal/provider/kubeobject"
 	"github.com/cairn-dev/cairn/internal/provider/tfplugin"
 	"github.com/cairn-dev/cairn/internal/template"
+	"github.com/cairn-dev/cairn/internal/template/pulumiyaml"
 	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
@@ -91,20 +93,29 @@ func (p *plugins) resolveKube(ctx context.Context, reqs []*template.ProviderRequ
 			out[r.Source] = kubePlugin{open: p.kube, tenant: tenant.From(ctx)}
 			continue
 		}
+		if pkg, ok := pulumiyaml.PackageOf(r.Source); ok && pkg == kubeobject.PulumiPackage {
+			out[r.Source] = kubePlugin{open: p.kube, tenant: tenant.From(ctx), pulumi: true}
+			continue
+		}
 		rest = append(rest, r)
 	}
 	return rest
 }
 
-// kubePlugin is cairn's Kubernetes provider for one tenant's operation.
+// kubePlugin is cairn's Kubernetes provider for one tenant's operation: the plugin itself
+// for the Terraform language, through kubeobject's renaming for Pulumi YAML.
 type kubePlugin struct {
 	open   func(tenant, dir string) (provider.Provider, error)
 	tenant string
+	pulumi bool
 }
 
 func (k kubePlugin) Version() string { return "0.1.0" }
 
 func (k kubePlugin) Open(name, dir string) provider.Provider {
+	if k.pulumi {
+		return &kubeobject.Provider{Properties: kubeobject.Pulumi, Open: func(string) (provider.Provider, error) { return k.open(k.tenant, dir) }}
+	}
 	pl, err := k.open(k.tenant, dir)
 	if err != nil {
 		return failing{err: err}
@@ -138,4 +149,12 @@ func (f failing) Schema(context.Context, provider.SchemaRequest) (provider.Schem
 }
 func (f failing) Configure(context.Context, provider.ConfigureRequest) (provider.ConfigureResponse, error) {
 	return provider.ConfigureResponse{}, f.err
+}
+
+// PackageSchema is the Pulumi package schema of cairn's Pulumi package (engine.SchemaPlugin).
+func (k kubePlugin) PackageSchema(context.Context) ([]byte, error) {
+	if !k.pulumi {
+		return nil, fmt.Errorf("the Terraform provider cairn-dev/kubernetes has no Pulumi package schema")
+	}
+	return []byte(kubeobject.PulumiSchema), nil
 }

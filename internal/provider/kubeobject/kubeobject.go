@@ -8,7 +8,9 @@ package kubeobject
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/zclconf/go-cty/cty"
@@ -17,24 +19,28 @@ import (
 	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
-// Type is the resource type this package serves.
-const Type = "Cairn::Kubernetes::Object"
+// Type is the CloudFormation/ROS dialect's resource type this package serves; PulumiType is
+// Pulumi YAML's (package PulumiPackage, served by cairn without a plugin of that name).
+const (
+	Type          = "Cairn::Kubernetes::Object"
+	PulumiPackage = "cairn"
+	PulumiType    = "cairn:kubernetes:Object"
+)
 
 // pluginType is the plugin's resource type it maps to.
 const pluginType = "kubernetes_object"
 
-// properties maps the type's properties to the plugin's attributes.
-var properties = map[string]string{
-	"Manifest":   "manifest",
-	"Kubeconfig": "kubeconfig",
-	"Context":    "context",
-	"Timeout":    "timeout",
-	"Wait":       "wait",
-}
+// CloudFormation and Pulumi map each dialect's property names to the plugin's attributes.
+var (
+	CloudFormation = map[string]string{"Manifest": "manifest", "Kubeconfig": "kubeconfig", "Context": "context", "Timeout": "timeout", "Wait": "wait"}
+	Pulumi         = map[string]string{"manifest": "manifest", "kubeconfig": "kubeconfig", "context": "context", "timeout": "timeout", "wait": "wait"}
+)
 
-// Provider serves Type through the plugin. Open starts (lazily) the plugin for a tenant.
+// Provider serves a dialect's Kubernetes object type through the plugin. Open starts
+// (lazily) the plugin for a tenant; Properties is CloudFormation or Pulumi.
 type Provider struct {
-	Open func(tenant string) (provider.Provider, error)
+	Open       func(tenant string) (provider.Provider, error)
+	Properties map[string]string
 
 	mu      sync.Mutex
 	tenants map[string]provider.Provider
@@ -70,7 +76,7 @@ func (p *Provider) plugin(ctx context.Context) (provider.Provider, error) {
 
 // attributes is props (the template's properties) as the plugin's configuration. Unknown
 // properties were refused by Check; Timeout may be a duration or a number of seconds.
-func attributes(props cty.Value) cty.Value {
+func (p *Provider) attributes(props cty.Value) cty.Value {
 	if props == cty.NilVal {
 		return props
 	}
@@ -84,7 +90,7 @@ func attributes(props cty.Value) cty.Value {
 	}
 	for it := props.ElementIterator(); it.Next(); {
 		k, v := it.Element()
-		name, ok := properties[k.AsString()]
+		name, ok := p.Properties[k.AsString()]
 		if !ok {
 			continue
 		}
@@ -141,24 +147,31 @@ func toTimeout(v cty.Value) cty.Value {
 }
 
 // check refuses properties the type does not have.
-func check(props cty.Value) []provider.CheckFailure {
+func (p *Provider) check(props cty.Value) []provider.CheckFailure {
 	var out []provider.CheckFailure
 	if props.IsNull() || !props.IsKnown() || !props.Type().IsObjectType() && !props.Type().IsMapType() {
 		return nil
 	}
+	var names []string
+	manifest := ""
+	for prop, attr := range p.Properties {
+		names = append(names, prop)
+		if attr == "manifest" {
+			manifest = prop
+		}
+	}
+	sort.Strings(names)
 	has := false
 	for it := props.ElementIterator(); it.Next(); {
 		k, _ := it.Element()
-		if _, ok := properties[k.AsString()]; !ok {
+		if _, ok := p.Properties[k.AsString()]; !ok {
 			out = append(out, provider.CheckFailure{Property: k.AsString(),
-				Reason: "Cairn::Kubernetes::Object has no property " + strconv.Quote(k.AsString()) + "; it takes Manifest, Kubeconfig, Context, Timeout and Wait"})
+				Reason: "a Kubernetes object has no property " + strconv.Quote(k.AsString()) + "; it takes " + strings.Join(names, ", ")})
 		}
-		if k.AsString() == "Manifest" {
-			has = true
-		}
+		has = has || k.AsString() == manifest
 	}
 	if !has {
-		out = append(out, provider.CheckFailure{Property: "Manifest", Reason: "Manifest is required: the Kubernetes object, with apiVersion, kind and metadata"})
+		out = append(out, provider.CheckFailure{Property: manifest, Reason: manifest + " is required: the Kubernetes object, with apiVersion, kind and metadata"})
 	}
 	return out
 }
@@ -171,24 +184,24 @@ func pluginResource(r provider.Resource) provider.Resource {
 func (p *Provider) Capabilities() provider.Capabilities { return provider.Capabilities{Read: true} }
 
 func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provider.CheckResponse, error) {
-	if failures := check(req.Props); len(failures) > 0 {
+	if failures := p.check(req.Props); len(failures) > 0 {
 		return provider.CheckResponse{Props: req.Props, Failures: failures}, nil
 	}
 	pl, err := p.plugin(ctx)
 	if err != nil {
 		return provider.CheckResponse{}, err
 	}
-	resp, err := pl.Check(ctx, provider.CheckRequest{Resource: pluginResource(req.Resource), Props: attributes(req.Props), OldProps: attributes(req.OldProps)})
+	resp, err := pl.Check(ctx, provider.CheckRequest{Resource: pluginResource(req.Resource), Props: p.attributes(req.Props), OldProps: p.attributes(req.OldProps)})
 	resp.Props = req.Props // the template's own shape is what is stored
 	for i := range resp.Failures {
-		resp.Failures[i].Property = propertyOf(resp.Failures[i].Property)
+		resp.Failures[i].Property = p.propertyOf(resp.Failures[i].Property)
 	}
 	return resp, err
 }
 
 // propertyOf is the property an attribute path of the plugin is about.
-func propertyOf(attr string) string {
-	for prop, a := range properties {
+func (p *Provider) propertyOf(attr string) string {
+	for prop, a := range p.Properties {
 		if attr == a || len(attr) > len(a) && attr[:len(a)+1] == a+"." {
 			return prop + attr[len(a):]
 		}
@@ -201,7 +214,7 @@ func (p *Provider) Diff(ctx context.Context, req provider.DiffRequest) (provider
 	if err != nil {
 		return provider.DiffResponse{}, err
 	}
-	req.Resource, req.OldProps, req.NewProps = pluginResource(req.Resource), attributes(req.OldProps), attributes(req.NewProps)
+	req.Resource, req.OldProps, req.NewProps = pluginResource(req.Resource), p.attributes(req.OldProps), p.attributes(req.NewProps)
 	return pl.Diff(ctx, req)
 }
 
@@ -210,7 +223,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (prov
 	if err != nil {
 		return provider.CreateResponse{}, err
 	}
-	req.Resource, req.Props = pluginResource(req.Resource), attributes(req.Props)
+	req.Resource, req.Props = pluginResource(req.Resource), p.attributes(req.Props)
 	return pl.Create(ctx, req)
 }
 
@@ -220,7 +233,7 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) (provider
 		return provider.ReadResponse{}, err
 	}
 	props := req.Props
-	req.Resource, req.Props = pluginResource(req.Resource), attributes(req.Props)
+	req.Resource, req.Props = pluginResource(req.Resource), p.attributes(req.Props)
 	resp, err := pl.Read(ctx, req)
 	resp.Props, resp.PropsRead = props, false // drift shows in the outputs read
 	return resp, err
@@ -231,7 +244,7 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) (prov
 	if err != nil {
 		return provider.UpdateResponse{}, err
 	}
-	req.Resource, req.OldProps, req.NewProps = pluginResource(req.Resource), attributes(req.OldProps), attributes(req.NewProps)
+	req.Resource, req.OldProps, req.NewProps = pluginResource(req.Resource), p.attributes(req.OldProps), p.attributes(req.NewProps)
 	return pl.Update(ctx, req)
 }
 
@@ -240,7 +253,7 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) (prov
 	if err != nil {
 		return provider.DeleteResponse{}, err
 	}
-	req.Resource, req.Props = pluginResource(req.Resource), attributes(req.Props)
+	req.Resource, req.Props = pluginResource(req.Resource), p.attributes(req.Props)
 	return pl.Delete(ctx, req)
 }
 
@@ -273,3 +286,34 @@ func (p *Provider) Close() error {
 	p.tenants = nil
 	return first
 }
+
+// PulumiSchema is the Pulumi package schema of PulumiPackage, which Pulumi YAML reads to
+// resolve the type and its properties.
+const PulumiSchema = `{
+  "name": "cairn",
+  "version": "0.1.0",
+  "description": "cairn's own resource types",
+  "resources": {
+    "cairn:kubernetes:Object": {
+      "description": "A Kubernetes object, applied server-side by the field manager cairn and waited for until ready (kstatus).",
+      "inputProperties": {
+        "manifest": {"$ref": "pulumi.json#/Any", "description": "The object: apiVersion, kind, metadata and the rest."},
+        "kubeconfig": {"type": "string", "secret": true, "description": "A kubeconfig's content; unset: cairn's own kube API, as the stack's tenant."},
+        "context": {"type": "string", "description": "The kubeconfig context to use; unset: its current context."},
+        "timeout": {"type": "string", "description": "How long to wait for readiness and deletion (5m when unset)."},
+        "wait": {"type": "boolean", "description": "Whether to wait for readiness (true when unset)."}
+      },
+      "requiredInputs": ["manifest"],
+      "properties": {
+        "manifest": {"$ref": "pulumi.json#/Any"},
+        "kubeconfig": {"type": "string", "secret": true},
+        "context": {"type": "string"},
+        "timeout": {"type": "string"},
+        "wait": {"type": "boolean"},
+        "uid": {"type": "string", "description": "The object's metadata.uid."},
+        "status": {"$ref": "pulumi.json#/Any", "description": "The object's status as last read."}
+      },
+      "required": ["manifest", "uid", "status"]
+    }
+  }
+}`
