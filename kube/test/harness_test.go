@@ -43,15 +43,16 @@ func TestMain(m *testing.M) {
 
 // cairnServer is a running `cairn server --kube-listen`, with an admin token and two tenants.
 type cairnServer struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	url      string
 	kubeURL  string
 	adminTok string
 	tenants  map[string]string // tenant -> token
+	pid      int               // cairn server's
 }
 
-func startServer(t *testing.T) *cairnServer {
+func startServer(t testing.TB) *cairnServer {
 	t.Helper()
 	dir := t.TempDir()
 	s := &cairnServer{t: t, dir: dir, adminTok: "admin-token-0123456789",
@@ -78,6 +79,7 @@ func startServer(t *testing.T) *cairnServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	s.pid = cmd.Process.Pid
 	t.Cleanup(func() {
 		cancel()
 		_ = cmd.Wait()
@@ -159,14 +161,14 @@ func tail(s string, n int) string {
 	return s
 }
 
-func requireKubectl(t *testing.T) {
+func requireKubectl(t testing.TB) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Fatal("these tests run the real kubectl (v1.32 here): install it and put it on PATH")
 	}
 }
 
 // eventually retries check until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, check func() error) {
+func eventually(t testing.TB, timeout time.Duration, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
