@@ -273,6 +273,7 @@ const (
 	CodeResponseRejected = "response_rejected" // 400/403/410/413: a custom-resource response was refused
 	CodeInternal         = "internal"          // 500
 	CodeKubeNotServed    = "kube_not_served"   // 404: the server was started without --kube-listen
+	CodeForbidden        = "forbidden"         // 403: the token's tenant may not do this (only the server's own token may)
 )
 
 // Whoami is the body of GET /v1/whoami: the tenant the caller's token stands for. Admin is
@@ -288,4 +289,19 @@ type Whoami struct {
 type KubeEndpoint struct {
 	Server string `json:"server"`
 	CA     string `json:"ca"`
+}
+
+// KubeEnableRequest is the body of POST /v1/kube/enable: offer resource types of a Terraform
+// provider as Kubernetes types (CRDs) on cairn's kube API.
+type KubeEnableRequest struct {
+	Provider string   `json:"provider"`          // source address, e.g. hashicorp/random
+	Version  string   `json:"version,omitempty"` // version constraint; "" for the newest found
+	Types    []string `json:"types"`             // resource types, e.g. random_pet
+}
+
+// KubeEnableResponse lists the CRDs made (or updated), by name.
+type KubeEnableResponse struct {
+	Provider string   `json:"provider"`
+	Version  string   `json:"version"`
+	CRDs     []string `json:"crds"`
 }

@@ -130,6 +130,8 @@ type App struct {
 	api       *server.Server
 	servers   []*http.Server
 	kube      *kubeproc.Proc // nil without KubeListen
+	plugins   *plugins
+	stopSync  context.CancelFunc // ends the kube reconciler; nil when none runs
 	fresh     newConns       // connections without a request yet: closed at once on Shutdown
 	listeners []net.Listener // closed by closeAll even if never served
 	serving   sync.WaitGroup
@@ -213,6 +215,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	a.plugins = plugins
 	a.local = &localFunctions{log: a.log}
 	plugins.kube = func(t, dir string) (provider.Provider, error) { return a.openKubePlugin(cfg, t, dir) }
 	plugins.private = privateProviders{reg: reg, fns: a.fns, local: a.local, urlClient: urlFunctionClient(policy)}
@@ -228,11 +231,12 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var kube func() (api.KubeEndpoint, error)
+	var enable func(context.Context, api.KubeEnableRequest) (api.KubeEnableResponse, error)
 	if cfg.KubeListen != "" {
-		kube = a.kubeEndpoint
+		kube, enable = a.kubeEndpoint, a.kubeEnable
 	}
 	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Functions: function.Service{M: a.fns}, Token: a.token,
-		Tenants: cfg.Tenants, Registry: reg, Logger: cfg.Logger, Metrics: metrics, Kube: kube})
+		Tenants: cfg.Tenants, Registry: reg, Logger: cfg.Logger, Metrics: metrics, Kube: kube, KubeEnable: enable})
 	a.serve(lns.http, nil)
 	if lns.tls != nil {
 		a.serve(lns.tls, lns.tlsConfig)
@@ -307,6 +311,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 // closeAll releases whatever Start got, in reverse order.
 func (a *App) closeAll(ctx context.Context) error {
 	var errs []error
+	if a.stopSync != nil {
+		a.stopSync()
+	}
 	if a.kube != nil {
 		if err := a.kube.Stop(ctx); err != nil {
 			errs = append(errs, err)

@@ -37,7 +37,7 @@ func (a *App) startKube(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("cannot serve the kube API: %w", err)
 	}
 	a.log.Info("the kube API is serving", "url", a.kube.URL())
-	return nil
+	return a.startKubeSync() // kubeenable.go
 }
 
 // kubeEndpoint answers GET /v1/kube.

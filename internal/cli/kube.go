@@ -17,7 +17,7 @@ func (r *runner) kubeCommand() *cobra.Command {
 		Use:   "kube",
 		Short: "Cairn's Kubernetes API (cairn server --kube-listen)",
 	}
-	cmd.AddCommand(r.kubeKubeconfigCommand())
+	cmd.AddCommand(r.kubeKubeconfigCommand(), r.kubeEnableCommand())
 	return cmd
 }
 
@@ -80,3 +80,41 @@ func kubeconfig(ep api.KubeEndpoint, name, token string) ([]byte, error) {
 	return out, nil
 }
 
+
+func (r *runner) kubeEnableCommand() *cobra.Command {
+	var version string
+	cmd := &cobra.Command{
+		Use:   "enable PROVIDER TYPE... [--version CONSTRAINT]",
+		Short: "Offer resource types of a Terraform provider as Kubernetes types (CRDs)",
+		Long: "Make a CRD of each named resource type of a Terraform provider (found where cairn finds\n" +
+			"providers: --plugin-dir, the Terraform CLI configuration), generated from the provider's\n" +
+			"schema: configurable attributes in spec, computed ones in status.atProvider. Objects of these\n" +
+			"types applied with kubectl are deployed by cairn, one stack per namespace (kube-NAMESPACE);\n" +
+			"their status carries Ready and Synced conditions, and kubectl delete destroys them. Needs the\n" +
+			"server's own token (CRDs are cluster-wide).",
+		Example: "  cairn kube enable hashicorp/random random_pet random_string\n  cairn kube enable hashicorp/time time_offset --version '~> 0.14'",
+	}
+	cmd.Flags().StringVar(&version, "version", "", "version constraint of the provider; default the newest found")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) < 2 {
+			return usagef("%s takes a provider and at least one of its resource types", cmd.CommandPath())
+		}
+		return r.action(func(cmd *cobra.Command) error {
+			ctx := cmd.Context()
+			c, stop, err := r.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			resp, err := c.KubeEnable(ctx, api.KubeEnableRequest{Provider: args[0], Version: version, Types: args[1:]})
+			if err != nil {
+				return err
+			}
+			for _, crd := range resp.CRDs {
+				fmt.Fprintf(r.env.Stdout, "%s (%s %s)\n", crd, resp.Provider, resp.Version)
+			}
+			return nil
+		})(cmd, nil)
+	}
+	return cmd
+}

@@ -298,3 +298,10 @@ func (c *Client) Kube(ctx context.Context) (api.KubeEndpoint, error) {
 	err := c.do(ctx, http.MethodGet, "/v1/kube", nil, nil, &ep)
 	return ep, err
 }
+
+// KubeEnable offers resource types of a provider as CRDs (POST /v1/kube/enable).
+func (c *Client) KubeEnable(ctx context.Context, req api.KubeEnableRequest) (api.KubeEnableResponse, error) {
+	var resp api.KubeEnableResponse
+	err := c.do(ctx, http.MethodPost, "/v1/kube/enable", nil, req, &resp)
+	return resp, err
+}

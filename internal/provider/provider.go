@@ -67,6 +67,16 @@ type Schema struct {
 	// Unknown is the value of a resource before it is applied, as far as the schema tells:
 	// unknown attributes, the sensitive ones marked. NilVal when the provider cannot tell.
 	Unknown cty.Value
+	// Attributes describes the top-level attributes (not nested blocks), sorted by name, for
+	// what turns a schema into another (cairn kube enable); nil when the provider cannot tell.
+	Attributes []Attribute
+}
+
+// Attribute is one top-level attribute of a schema.
+type Attribute struct {
+	Name                                    string
+	Type                                    cty.Type
+	Required, Optional, Computed, Sensitive bool
 }
 
 // ConfigureRequest configures a provider instance.

@@ -23,6 +23,12 @@ func (e *requestError) Error() string { return e.msg }
 var errUnauthorized = &requestError{status: http.StatusUnauthorized, code: api.CodeUnauthorized,
 	msg: "missing or wrong bearer token"}
 
+// InvalidError is what a Config callback returns for a request its caller can fix: 400
+// invalid_request with Msg, which must hold no secret.
+type InvalidError struct{ Msg string }
+
+func (e *InvalidError) Error() string { return e.Msg }
+
 // statusOf is the one mapping from errors to HTTP statuses and api error bodies. Anything it
 // does not recognise is a 500 whose detail stays in the log.
 func statusOf(err error) (int, api.Error) {
@@ -33,6 +39,7 @@ func statusOf(err error) (int, api.Error) {
 		stale *plan.StaleError
 		none  *engine.NoOperationError
 		big   *http.MaxBytesError
+		inv   *InvalidError
 	)
 	switch {
 	case errors.As(err, &req):
@@ -44,6 +51,8 @@ func statusOf(err error) (int, api.Error) {
 			code = api.CodeInvalidRequest
 		}
 		return status, api.Error{Code: code, Message: req.msg}
+	case errors.As(err, &inv):
+		return http.StatusBadRequest, api.Error{Code: api.CodeInvalidRequest, Message: inv.Msg}
 	case errors.As(err, &big):
 		return http.StatusRequestEntityTooLarge, api.Error{Code: api.CodeInvalidRequest,
 			Message: "request body is larger than the limit of " + humanBytes(big.Limit)}

@@ -37,6 +37,7 @@ func (s *Server) routes() http.Handler {
 	api("GET", "/v1/operations/{id}", s.operation)
 	api("GET", "/v1/whoami", s.whoami)
 	api("GET", "/v1/kube", s.kubeEndpoint)
+	api("POST", "/v1/kube/enable", s.kubeEnable)
 	s.functionRoutes(api)
 	s.registryRoutes(mux)
 	if s.responses != nil {

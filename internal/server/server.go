@@ -82,6 +82,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Kube tells where cairn's Kubernetes API listens, for GET /v1/kube; nil: not served.
 	Kube func() (api.KubeEndpoint, error)
+	// KubeEnable offers resource types as CRDs (POST /v1/kube/enable, the admin's); nil: 404.
+	KubeEnable func(ctx context.Context, req api.KubeEnableRequest) (api.KubeEnableResponse, error)
 	// Metrics receives the request counters and latency histograms, and is served on
 	// /metrics. Nil: a private registry.
 	Metrics *prometheus.Registry
@@ -103,6 +105,7 @@ type Server struct {
 	tokens    []tenantToken // empty: no auth
 	reg       *registry.Service
 	kube      func() (api.KubeEndpoint, error)
+	enable    func(ctx context.Context, req api.KubeEnableRequest) (api.KubeEnableResponse, error)
 	log       *slog.Logger
 	metrics   *prometheus.Registry
 	m         *httpMetrics
@@ -121,6 +124,7 @@ func New(cfg Config) *Server {
 	s.tokens = tenantTokens(cfg.Token, cfg.Tenants)
 	s.reg = cfg.Registry
 	s.kube = cfg.Kube
+	s.enable = cfg.KubeEnable
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

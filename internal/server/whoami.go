@@ -23,3 +23,29 @@ func (s *Server) kubeEndpoint(w http.ResponseWriter, r *http.Request) {
 	ep, err := s.kube()
 	s.reply(w, r, http.StatusOK, ep, err)
 }
+
+// kubeEnable offers resource types as CRDs. CRDs are cluster-wide: only the server's own token
+// may make them.
+func (s *Server) kubeEnable(w http.ResponseWriter, r *http.Request) {
+	if s.enable == nil {
+		s.fail(w, r, &requestError{status: http.StatusNotFound, code: api.CodeKubeNotServed,
+			msg: "this cairn server does not serve the Kubernetes API: start it with --kube-listen ADDR"})
+		return
+	}
+	if tenant.From(r.Context()) != tenant.Default {
+		s.fail(w, r, &requestError{status: http.StatusForbidden, code: api.CodeForbidden,
+			msg: "only the server's own token may enable types: CRDs are cluster-wide"})
+		return
+	}
+	var req api.KubeEnableRequest
+	if err := decode(w, r, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.Provider == "" || len(req.Types) == 0 {
+		s.fail(w, r, &requestError{msg: "name a provider and at least one of its resource types"})
+		return
+	}
+	resp, err := s.enable(r.Context(), req)
+	s.reply(w, r, http.StatusOK, resp, err)
+}

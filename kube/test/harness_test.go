@@ -52,7 +52,7 @@ type cairnServer struct {
 	pid      int               // cairn server's
 }
 
-func startServer(t testing.TB) *cairnServer {
+func startServer(t testing.TB, extra ...string) *cairnServer {
 	t.Helper()
 	dir := t.TempDir()
 	s := &cairnServer{t: t, dir: dir, adminTok: "admin-token-0123456789",
@@ -66,8 +66,9 @@ func startServer(t testing.TB) *cairnServer {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, filepath.Join(bins, "cairn"), "server", "--dir", filepath.Join(dir, "state"),
-		"--token", s.adminTok, "--tenants", tenantsFile, "--listen", "127.0.0.1:0", "--kube-listen", "127.0.0.1:0")
+	args := append([]string{"server", "--dir", filepath.Join(dir, "state"), "--token", s.adminTok, "--tenants", tenantsFile,
+		"--listen", "127.0.0.1:0", "--kube-listen", "127.0.0.1:0"}, extra...)
+	cmd := exec.CommandContext(ctx, filepath.Join(bins, "cairn"), args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second
 	stdout, err := cmd.StdoutPipe()

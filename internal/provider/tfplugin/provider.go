@@ -301,7 +301,7 @@ func (p *Provider) Schema(ctx context.Context, req provider.SchemaRequest) (prov
 	if err != nil {
 		return provider.Schema{}, err
 	}
-	return provider.Schema{Spec: sc.spec, ImpliedType: sc.ty, Unknown: sc.block.unknown()}, nil
+	return provider.Schema{Spec: sc.spec, ImpliedType: sc.ty, Unknown: sc.block.unknown(), Attributes: sc.block.attributes()}, nil
 }
 
 // closeGrace is how long Close waits, beyond the stop grace, for a call holding sem.

@@ -303,3 +303,14 @@ func (b *block) unknown() cty.Value {
 	}
 	return b.mark(cty.ObjectVal(attrs))
 }
+
+// attributes describes the block's own attributes, sorted by name.
+func (b *block) attributes() []provider.Attribute {
+	out := make([]provider.Attribute, 0, len(b.attrs))
+	for name, a := range b.attrs {
+		out = append(out, provider.Attribute{Name: name, Type: a.ty, Required: a.required, Optional: a.optional,
+			Computed: a.computed, Sensitive: a.sensitive})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
