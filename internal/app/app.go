@@ -132,8 +132,8 @@ type App struct {
 	kube      *kubeproc.Proc // nil without KubeListen
 	plugins   *plugins
 	stopSync  context.CancelFunc // ends the kube reconciler; nil when none runs
-	fresh     newConns       // connections without a request yet: closed at once on Shutdown
-	listeners []net.Listener // closed by closeAll even if never served
+	fresh     newConns           // connections without a request yet: closed at once on Shutdown
+	listeners []net.Listener     // closed by closeAll even if never served
 	serving   sync.WaitGroup
 	url       string // HTTP, as this machine reaches it
 	publicURL string // HTTP, as handlers reach it

@@ -80,7 +80,6 @@ func kubeconfig(ep api.KubeEndpoint, name, token string) ([]byte, error) {
 	return out, nil
 }
 
-
 func (r *runner) kubeEnableCommand() *cobra.Command {
 	var version string
 	cmd := &cobra.Command{

@@ -46,7 +46,9 @@ func (c *clients) resourceFor(obj *unstructured.Unstructured, wait bool) (dynami
 	}
 }
 
-func isNoMatch(err error) bool { return meta.IsNoMatchError(errors.Unwrap(err)) || meta.IsNoMatchError(err) }
+func isNoMatch(err error) bool {
+	return meta.IsNoMatchError(errors.Unwrap(err)) || meta.IsNoMatchError(err)
+}
 
 // waitReady polls the object until kstatus calls it Current. kstatus calls an object with no
 // status conventions Current at once; a custom object whose controller has not written any

@@ -20,9 +20,10 @@ import (
 	"strconv"
 	"time"
 
+	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver"
-	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	crdoptions "k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
+	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -34,7 +35,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/compatibility"
 	netutils "k8s.io/utils/net"
-	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 )
 
 // Version is the Kubernetes version cairn's kube API reports: that of the apiserver libraries

@@ -188,4 +188,3 @@ func renamed(t *testing.T, s *cairnServer, name string) string {
 	}
 	return path
 }
-
