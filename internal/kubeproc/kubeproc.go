@@ -41,6 +41,7 @@ type Proc struct {
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	stopped bool
+	stop    chan struct{} // closed by Stop: ends a restart's wait at once
 	exited  chan struct{} // closed when the supervisor stops restarting
 }
 
@@ -54,7 +55,7 @@ func Start(ctx context.Context, cfg Config) (*Proc, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proc{cfg: cfg, exited: make(chan struct{})}
+	p := &Proc{cfg: cfg, stop: make(chan struct{}), exited: make(chan struct{})}
 	wait, err := p.launch(ctx)
 	if err != nil {
 		return nil, err
@@ -64,10 +65,18 @@ func Start(ctx context.Context, cfg Config) (*Proc, error) {
 }
 
 // URL is the kube API's address.
-func (p *Proc) URL() string { return p.url }
+func (p *Proc) URL() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.url
+}
 
 // CertFile is the kube API's serving certificate, which is its own CA.
-func (p *Proc) CertFile() string { return p.certFile }
+func (p *Proc) CertFile() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.certFile
+}
 
 // FindBinary is given when set, else cairn-kube beside cairn's own binary, else on PATH.
 func FindBinary(given string) (string, error) {
@@ -127,7 +136,11 @@ func (p *Proc) launch(ctx context.Context) (wait func() error, err error) {
 		url, cert, _ := strings.Cut(line, " cert ")
 		p.mu.Lock()
 		p.url, p.certFile, p.cmd = url, cert, cmd
+		stopped := p.stopped
 		p.mu.Unlock()
+		if stopped { // Stop came while this one started: it signalled the one before
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+		}
 		return func() error { return <-waitErr }, nil
 	case err := <-waitErr:
 		return nil, fmt.Errorf("the kube API (%s) exited before serving: %v: %s", p.cfg.Binary, err, stderr.tail())
@@ -159,14 +172,12 @@ func (p *Proc) supervise(wait func() error) {
 			backoff = time.Second
 		}
 		for {
-			time.Sleep(backoff)
-			backoff = min(2*backoff, 30*time.Second)
-			p.mu.Lock()
-			stopped := p.stopped
-			p.mu.Unlock()
-			if stopped {
+			select {
+			case <-p.stop:
 				return
+			case <-time.After(backoff):
 			}
+			backoff = min(2*backoff, 30*time.Second)
 			var lerr error
 			if wait, lerr = p.launch(context.Background()); lerr == nil {
 				break
@@ -179,6 +190,9 @@ func (p *Proc) supervise(wait func() error) {
 // Stop ends cairn-kube: SIGTERM, then SIGKILL when ctx ends.
 func (p *Proc) Stop(ctx context.Context) error {
 	p.mu.Lock()
+	if !p.stopped {
+		close(p.stop)
+	}
 	p.stopped = true
 	cmd := p.cmd
 	p.mu.Unlock()
