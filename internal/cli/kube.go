@@ -16,6 +16,8 @@ func (r *runner) kubeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kube",
 		Short: "Cairn's Kubernetes API (cairn server --kube-listen)",
+		Example: "  cairn kube kubeconfig > ~/.kube/cairn.yaml\n" +
+			"  cairn kube enable hashicorp/random random_pet",
 	}
 	cmd.AddCommand(r.kubeKubeconfigCommand(), r.kubeEnableCommand())
 	return cmd
@@ -31,6 +33,8 @@ func (r *runner) kubeKubeconfigCommand() *cobra.Command {
 			"KUBECONFIG at it. The token's tenant reads and writes only the namespaces it owns; the server's\n" +
 			"own token may do everything, CRDs included.",
 	}
+	cmd.Example = "  cairn kube kubeconfig --server https://cairn.example:8443 > ~/.kube/cairn.yaml\n" +
+		"  KUBECONFIG=~/.kube/cairn.yaml kubectl get crds"
 	cmd.Flags().StringVar(&name, "context", "cairn", "name of the cluster, user and context in the kubeconfig")
 	cmd.RunE = r.withClient(nil, func(ctx context.Context, c *client.Client, _ []string) error {
 		ep, err := c.Kube(ctx)
