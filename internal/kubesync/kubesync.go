@@ -255,7 +255,7 @@ func Configuration(objs []object) (map[string]string, error) {
 		if resources[o.typ.Name] == nil {
 			resources[o.typ.Name] = map[string]any{}
 		}
-		spec := o.spec
+		spec, _ := literal(o.spec).(map[string]any)
 		if spec == nil {
 			spec = map[string]any{}
 		}
@@ -267,4 +267,31 @@ func Configuration(objs []object) (map[string]string, error) {
 		return nil, err
 	}
 	return map[string]string{"main.tf.json": string(b)}, nil
+}
+
+// literal is v with every string escaped so that the Terraform language's JSON syntax reads it
+// as the text it is: an object's "${file(...)}" must stay text, not become an expression
+// evaluated on the server.
+func literal(v any) any {
+	switch x := v.(type) {
+	case string:
+		return escapeTemplate(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[escapeTemplate(k)] = literal(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = literal(e)
+		}
+		return out
+	}
+	return v
+}
+
+func escapeTemplate(s string) string {
+	return strings.NewReplacer("${", "$${", "%{", "%%{").Replace(s)
 }
