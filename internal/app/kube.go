@@ -78,6 +78,9 @@ func (a *App) openKubePlugin(cfg Config, tenantName, dir string) (provider.Provi
 			env = append(env, kubeproc.EnvAs+"=cairn:tenant:"+tenantName)
 		}
 	}
+	if len(cfg.Tenants) > 0 && tenantName != tenant.Default {
+		env = append(env, kubeproc.EnvGuard+"=1") // as egress guards service tokens (internal/egress)
+	}
 	return tfplugin.New(tfplugin.Config{Name: "kubernetes", Executable: bin, Dir: dir, Env: env, Logger: a.log}), nil
 }
 

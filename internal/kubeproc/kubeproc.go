@@ -240,4 +240,5 @@ const (
 	EnvCA     = "CAIRNKUBE_CA_FILE"
 	EnvToken  = "CAIRNKUBE_TOKEN"
 	EnvAs     = "CAIRNKUBE_AS"
+	EnvGuard  = "CAIRNKUBE_GUARD" // "1": kubeconfig endpoints on loopback or link-local refused
 )

@@ -1,9 +1,14 @@
 package provider
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
+	"net"
+	"net/netip"
 	"sync"
+	"syscall"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
@@ -17,6 +22,7 @@ import (
 // endpoints hands out a client per kube endpoint (a kubeconfig and context, or cairn's own).
 type endpoints struct {
 	defaultServer, defaultCAFile, defaultToken, defaultAs string
+	guard                                                 bool // refuse kubeconfig endpoints on this host's neighbours
 
 	mu      sync.Mutex
 	clients map[string]*clients
@@ -65,6 +71,9 @@ func (e *endpoints) get(kubeconfig, kubeContext string) (*clients, error) {
 		if kubeContext == "" {
 			name = "context " + raw.CurrentContext
 		}
+		if e.guard {
+			cfg.Dial = guardedDial
+		}
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	cfg.UserAgent = "cairn"
@@ -79,4 +88,26 @@ func (e *endpoints) get(kubeconfig, kubeContext string) (*clients, error) {
 	c := &clients{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), name: name}
 	e.clients[key] = c
 	return c, nil
+}
+
+// guardedDial connects only to addresses a tenant may reach from a shared server: not
+// loopback, link-local (where cloud metadata lives) or unspecified. It checks the address it
+// connects to, after resolution, so that no name can point around it.
+func guardedDial(ctx context.Context, network, address string) (net.Conn, error) {
+	d := &net.Dialer{Timeout: 30 * time.Second, Control: func(_, addr string, _ syscall.RawConn) error {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return err
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil {
+			return err
+		}
+		ip = ip.Unmap()
+		if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
+			return fmt.Errorf("a kubeconfig of a tenant's stack may not reach %s on this server (loopback, link-local or unspecified)", ip)
+		}
+		return nil
+	}}
+	return d.DialContext(ctx, network, address)
 }

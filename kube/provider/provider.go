@@ -32,6 +32,10 @@ const (
 	EnvCA     = "CAIRNKUBE_CA_FILE"
 	EnvToken  = "CAIRNKUBE_TOKEN"
 	EnvAs     = "CAIRNKUBE_AS"
+	// EnvGuard, when "1", refuses kubeconfig endpoints on loopback, link-local (cloud
+	// metadata) and unspecified addresses: a tenant's stack on a shared server must not reach
+	// the server's own neighbours through a kubeconfig of its making.
+	EnvGuard = "CAIRNKUBE_GUARD"
 )
 
 // Serve serves the provider over the plugin protocol until terraform or cairn stops it.
@@ -53,7 +57,7 @@ func (p *kubeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 func (p *kubeProvider) Configure(_ context.Context, _ provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	d := &endpoints{
 		defaultServer: os.Getenv(EnvServer), defaultCAFile: os.Getenv(EnvCA),
-		defaultToken: os.Getenv(EnvToken), defaultAs: os.Getenv(EnvAs),
+		defaultToken: os.Getenv(EnvToken), defaultAs: os.Getenv(EnvAs), guard: os.Getenv(EnvGuard) == "1",
 		clients: map[string]*clients{},
 	}
 	resp.ResourceData = d

@@ -131,8 +131,11 @@ func (z *tenantAuthorizer) Authorize(ctx context.Context, a authorizer.Attribute
 		return authorizer.DecisionDeny, "no user", nil
 	}
 	tenant, isTenant := strings.CutPrefix(u.GetName(), tenantUserPrefix)
+	impersonating := strings.HasPrefix(a.GetVerb(), "impersonate")
 	if slices.Contains(u.GetGroups(), user.SystemPrivilegedGroup) {
-		if isTenant && a.IsResourceRequest() && a.GetNamespace() != "" {
+		// The admin's checks of an impersonation (impersonate-on:...) name the namespace the
+		// impersonated user will act in: they are not the admin's use of it.
+		if isTenant && a.IsResourceRequest() && a.GetNamespace() != "" && !impersonating {
 			// The admin's use claims an unowned namespace for its tenant too, so that no other
 			// tenant can later take it over and read what the admin put there.
 			if _, err := z.claims.Claim(ctx, a.GetNamespace(), tenant); err != nil {
@@ -143,6 +146,9 @@ func (z *tenantAuthorizer) Authorize(ctx context.Context, a authorizer.Attribute
 	}
 	if !isTenant {
 		return authorizer.DecisionDeny, "unknown user", nil
+	}
+	if impersonating {
+		return authorizer.DecisionDeny, "only the admin may act as another user", nil
 	}
 	if !a.IsResourceRequest() {
 		return authorizer.DecisionAllow, "", nil

@@ -209,6 +209,13 @@ func TestKubectlTenants(t *testing.T) {
 		t.Fatalf("beta must not write into alpha's namespace, got err %v:\n%s", err, out)
 	}
 	s.apply("beta", widget("b1", "beta-ns", "red", 1))
+	// A tenant may not act as another user.
+	for _, as := range [][]string{{"--as", "cairn:tenant:beta"}, {"--as", "cairn:tenant:default", "--as-group", "system:masters"}} {
+		out, err := s.kubectlErr("alpha", "", append(as, "get", "widgets", "-n", "beta-ns")...)
+		if err == nil || !strings.Contains(out, "forbidden") {
+			t.Fatalf("alpha impersonating %v must be forbidden, got err %v:\n%s", as, err, out)
+		}
+	}
 	out, err = s.kubectlErr("alpha", strings.Replace(widgetCRD, "widgets.example.com", "gadgets.example.com", 1), "apply", "-f", "-")
 	if err == nil || !strings.Contains(out, "forbidden") {
 		t.Fatalf("a tenant must not create CRDs, got err %v:\n%s", err, out)

@@ -140,3 +140,58 @@ func TestFailedCondition(t *testing.T) {
 		t.Fatalf("deploy must fail with the Stalled condition's message, got %v:\n%s", err, out)
 	}
 }
+
+// TestTenantStacks: a tenant's stack acts on cairn's kube API as the tenant: its own
+// namespace works, another tenant's namespace and CRDs are refused, and a kubeconfig of its
+// making may not reach the server's loopback.
+func TestTenantStacks(t *testing.T) {
+	requireKubectl(t)
+	s := startServer(t)
+	s.apply("admin", widgetCRD)
+	s.waitEstablished("widgets.example.com")
+	s.apply("beta", widget("b1", "beta-ns", "red", 1)) // beta owns beta-ns
+
+	deploy := func(stack, tmpl string, params ...string) (string, error) {
+		file := filepath.Join(s.dir, stack+".json")
+		if err := os.WriteFile(file, []byte(tmpl), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return s.cairn(s.tenants["alpha"], append([]string{"deploy", "-f", file, "--stack", stack, "--yes"}, params...)...)
+	}
+	object := func(name, ns, extra string) string {
+		return `{"Resources": {"W": {"Type": "Cairn::Kubernetes::Object", "Properties": {` + extra + `"Wait": false, "Manifest":
+  {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "` + name + `", "namespace": "` + ns + `"}, "spec": {"size": 1}}}}}}`
+	}
+	if out, err := deploy("own", object("a1", "alpha-ns", "")); err != nil {
+		t.Fatalf("a tenant's stack in its own namespace: %v\n%s", err, out)
+	}
+	if got := s.jsonpath("alpha", "{.metadata.name}", "widget", "a1", "-n", "alpha-ns"); got != "a1" {
+		t.Fatalf("a1 not made: %q", got)
+	}
+	if out, err := deploy("theirs", object("a2", "beta-ns", "")); err == nil || !strings.Contains(out, `namespace \"beta-ns\" is not tenant \"alpha\"'s`) && !strings.Contains(out, `namespace "beta-ns" is not tenant "alpha"'s`) {
+		t.Fatalf("a tenant's stack must not write into another tenant's namespace, got %v:\n%s", err, out)
+	}
+	crd := `{"Resources": {"C": {"Type": "Cairn::Kubernetes::Object", "Properties": {"Manifest": ` + strings.TrimSpace(mustJSON(t, crdManifest(t))) + `}}}}`
+	if out, err := deploy("crd", strings.Replace(crd, "widgets.example.com", "gadgets.example.com", 1)); err == nil || !strings.Contains(out, "forbidden") {
+		t.Fatalf("a tenant's stack must not make CRDs, got %v:\n%s", err, out)
+	}
+	kc, err := os.ReadFile(s.kubeconfig("alpha", s.tenants["alpha"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := deploy("loopback", `{"Parameters": {"K": {"Type": "String", "NoEcho": true}}, `+strings.TrimPrefix(object("a3", "alpha-ns", `"Kubeconfig": {"Ref": "K"}, `), "{"), "-p", "K="+string(kc))
+	if err == nil || !strings.Contains(out, "may not reach 127.0.0.1") {
+		t.Fatalf("a tenant's kubeconfig must not reach the server's loopback, got %v:\n%s", err, out)
+	}
+	if strings.Contains(out, s.tenants["alpha"]) {
+		t.Fatalf("the kubeconfig's token leaked into the output:\n%s", out)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
