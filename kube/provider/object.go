@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 )
 
 // FieldManager is the server-side-apply manager of everything cairn applies.
@@ -157,21 +158,11 @@ func (r *objectResource) apply(ctx context.Context, get func(context.Context, an
 }
 
 func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var m objectModel
-	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
-		return
+	m, t, ri, gone := r.existing(ctx, req.State.Get, &resp.Diagnostics, "read")
+	if gone {
+		resp.State.RemoveResource(ctx)
 	}
-	t, ds := r.target(&m)
-	if resp.Diagnostics.Append(ds...); resp.Diagnostics.HasError() {
-		return
-	}
-	ri, err := t.c.resourceFor(t.obj, false)
-	if err != nil {
-		if isNoMatch(err) { // its CRD is gone, and the object with it
-			resp.State.RemoveResource(ctx)
-			return
-		}
-		resp.Diagnostics.AddError("Cannot read "+describe(t.obj), err.Error())
+	if ri == nil {
 		return
 	}
 	live, err := ri.Get(ctx, t.obj.GetName(), metav1.GetOptions{})
@@ -194,26 +185,14 @@ func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, res
 }
 
 func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m objectModel
-	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
-		return
-	}
-	t, ds := r.target(&m)
-	if resp.Diagnostics.Append(ds...); resp.Diagnostics.HasError() {
-		return
-	}
-	ri, err := t.c.resourceFor(t.obj, false)
-	if err != nil {
-		if isNoMatch(err) {
-			return // its CRD is gone, and the object with it
-		}
-		resp.Diagnostics.AddError("Cannot delete "+describe(t.obj), err.Error())
+	_, t, ri, _ := r.existing(ctx, req.State.Get, &resp.Diagnostics, "delete")
+	if ri == nil {
 		return
 	}
 	// Background: foreground deletion waits on a garbage collector, which only a cluster's
 	// controller manager runs (cairn's kube API has none).
 	policy := metav1.DeletePropagationBackground
-	err = ri.Delete(ctx, t.obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &policy})
+	err := ri.Delete(ctx, t.obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &policy})
 	if apierrors.IsNotFound(err) {
 		return
 	}
@@ -224,6 +203,28 @@ func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if err := waitGone(ctx, ri, t.obj.GetName(), t.timeout); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("%s was not deleted", describe(t.obj)), err.Error())
 	}
+}
+
+// existing reads a stored object's model, its target and the client of its kind. ri is nil
+// when the call cannot go on: diags say why, or gone says its kind no longer exists (its CRD
+// was deleted, and the object with it).
+func (r *objectResource) existing(ctx context.Context, get func(context.Context, any) diag.Diagnostics, diags *diag.Diagnostics, verb string) (m objectModel, t *target, ri dynamic.ResourceInterface, gone bool) {
+	if diags.Append(get(ctx, &m)...); diags.HasError() {
+		return m, nil, nil, false
+	}
+	t, ds := r.target(&m)
+	if diags.Append(ds...); diags.HasError() {
+		return m, nil, nil, false
+	}
+	ri, err := t.c.resourceFor(t.obj, false)
+	if err != nil {
+		if isNoMatch(err) {
+			return m, t, nil, true
+		}
+		diags.AddError("Cannot "+verb+" "+describe(t.obj), err.Error())
+		return m, t, nil, false
+	}
+	return m, t, ri, false
 }
 
 func (r *objectResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

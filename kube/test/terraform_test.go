@@ -95,6 +95,12 @@ func TestTerraformStack(t *testing.T) {
 	if err != nil || !strings.Contains(out, "https://w000.tf-ns.widgets.example") {
 		t.Fatalf("outputs: %v\n%s", err, out)
 	}
+	// Drift is what a refresh reads back.
+	s.kubectl("admin", "patch", "widget", "consumer", "-n", "tf-ns", "--type=merge", "-p", `{"spec":{"size":5}}`)
+	out, err = s.cairn(s.adminTok, "refresh", "--stack", "tfkubes")
+	if err != nil || !strings.Contains(out, "kubernetes_object.consumer") || !strings.Contains(out, "size") {
+		t.Fatalf("refresh must show the consumer's drift in spec.size, got %v:\n%s", err, out)
+	}
 	// Preview validates against the CRD's schema before anything is applied.
 	bad := strings.Replace(tfStack, `color = "green"`, `color = "purple"`, 1)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(bad), 0o600); err != nil {
