@@ -27,6 +27,10 @@ func TestKubectlVerbs(t *testing.T) {
 	if out := s.kubectl("admin", "api-resources", "--api-group=example.com"); !strings.Contains(out, "widgets") || !strings.Contains(out, "wg") {
 		t.Fatalf("api-resources: want widgets with short name wg, got:\n%s", out)
 	}
+	// Legacy discovery (APIGroupList, plain JSON) lists the CRD's group too.
+	if out := s.kubectl("admin", "get", "--raw", "/apis"); !strings.Contains(out, `"kind":"APIGroupList"`) || !strings.Contains(out, `"name":"example.com"`) {
+		t.Fatalf("legacy /apis must list example.com, got:\n%s", out)
+	}
 
 	// Client-side apply: create, then a three-way merge.
 	s.apply("alpha", widget("w1", "alpha-ns", "red", 3))
@@ -182,6 +186,14 @@ func TestKubectlVerbs(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Deleting the CRD deletes its objects; a CRD made again starts empty.
+	s.kubectl("admin", "delete", "crd", "widgets.example.com", "--timeout=60s")
+	s.apply("admin", widgetCRD)
+	s.waitEstablished("widgets.example.com")
+	if out := s.kubectl("alpha", "get", "widgets.v1.example.com", "-n", "alpha-ns", "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Fatalf("a re-created CRD must start empty, got:\n%s", out)
+	}
 }
 
 // TestKubectlTenants checks that tenants are a boundary: each sees and writes only its own
