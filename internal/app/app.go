@@ -130,6 +130,7 @@ type App struct {
 	api       *server.Server
 	servers   []*http.Server
 	kube      *kubeproc.Proc // nil without KubeListen
+	kubeHosts []string       // --kube-host: the first is the name /v1/kube advertises
 	plugins   *plugins
 	stopSync  context.CancelFunc // ends the kube reconciler; nil when none runs
 	fresh     newConns           // connections without a request yet: closed at once on Shutdown
@@ -314,11 +315,6 @@ func (a *App) closeAll(ctx context.Context) error {
 	if a.stopSync != nil {
 		a.stopSync()
 	}
-	if a.kube != nil {
-		if err := a.kube.Stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
 	if a.api != nil {
 		a.api.Close()
 	}
@@ -334,6 +330,11 @@ func (a *App) closeAll(ctx context.Context) error {
 	a.serving.Wait()
 	if a.eng != nil {
 		if err := a.eng.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if a.kube != nil { // after the engine: its steps in flight may still call the kube API
+		if err := a.kube.Stop(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}

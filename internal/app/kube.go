@@ -3,8 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/addr"
@@ -31,6 +34,7 @@ func (a *App) startKube(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("cannot create the kube API's directory: %w", err)
 	}
+	a.kubeHosts = cfg.KubeHosts
 	a.kube, err = kubeproc.Start(ctx, kubeproc.Config{Binary: cfg.KubeBinary, Listen: cfg.KubeListen, Dir: dir,
 		CairnURL: a.url, Hosts: cfg.KubeHosts, Logger: a.log})
 	if err != nil {
@@ -49,7 +53,13 @@ func (a *App) kubeEndpoint() (api.KubeEndpoint, error) {
 	if err != nil {
 		return api.KubeEndpoint{}, fmt.Errorf("cannot read the kube API's certificate: %w", err)
 	}
-	return api.KubeEndpoint{Server: a.kube.URL(), CA: string(ca)}, nil
+	server := a.kube.URL()
+	if len(a.kubeHosts) > 0 { // the name clients elsewhere reach it by
+		if u, err := url.Parse(server); err == nil {
+			server = "https://" + net.JoinHostPort(a.kubeHosts[0], u.Port())
+		}
+	}
+	return api.KubeEndpoint{Server: server, CA: string(ca)}, nil
 }
 
 // KubeURL is where the kube API listens, "" when it is not served.
@@ -69,17 +79,22 @@ func (a *App) openKubePlugin(cfg Config, tenantName, dir string) (provider.Provi
 	}
 	var env []string
 	if a.kube != nil {
+		// The plugin calls cairn's kube API as the tenant itself, with one of the tenant's own
+		// tokens: the admin token never reaches a tenant's plugin (a kubeconfig's exec or
+		// tokenFile could hand it on).
 		token := a.token
+		if tenantName != tenant.Default {
+			token = tokenOf(cfg.Tenants, tenantName)
+		}
 		if token == "" {
 			token = "no-auth" // a server without auth takes any token; the kube API wants one
 		}
 		env = append(env, kubeproc.EnvServer+"="+a.kube.URL(), kubeproc.EnvCA+"="+a.kube.CertFile(), kubeproc.EnvToken+"="+token)
-		if tenantName != tenant.Default { // the default tenant is the admin: it acts as itself
-			env = append(env, kubeproc.EnvAs+"=cairn:tenant:"+tenantName)
-		}
 	}
 	if len(cfg.Tenants) > 0 && tenantName != tenant.Default {
-		env = append(env, kubeproc.EnvGuard+"=1") // as egress guards service tokens (internal/egress)
+		// As internal/egress guards service tokens: no loopback or link-local endpoints, and a
+		// kubeconfig may name no file, command or credential source on the server.
+		env = append(env, kubeproc.EnvGuard+"=1")
 	}
 	return tfplugin.New(tfplugin.Config{Name: "kubernetes", Executable: bin, Dir: dir, Env: env, Logger: a.log}), nil
 }
@@ -160,4 +175,20 @@ func (k kubePlugin) PackageSchema(context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("the Terraform provider cairn-dev/kubernetes has no Pulumi package schema")
 	}
 	return []byte(kubeobject.PulumiSchema), nil
+}
+
+// tokenOf is one of tenant's tokens (the first in sort order, so that it is stable), "" if
+// it has none.
+func tokenOf(tokens map[string]string, tenantName string) string {
+	var mine []string
+	for tok, t := range tokens {
+		if t == tenantName {
+			mine = append(mine, tok)
+		}
+	}
+	sort.Strings(mine)
+	if len(mine) == 0 {
+		return ""
+	}
+	return mine[0]
 }

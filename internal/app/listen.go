@@ -151,7 +151,7 @@ func checkNoAuth(cfg Config) error {
 	if len(cfg.Tenants) > 0 {
 		return fmt.Errorf("cannot serve tenants without auth: --tenants and --no-auth exclude each other")
 	}
-	for _, addr := range []string{cfg.Listen, cfg.TLSListen} {
+	for _, addr := range []string{cfg.Listen, cfg.TLSListen, cfg.KubeListen} {
 		if addr != "" && !isLoopback(addr) {
 			return fmt.Errorf("cannot serve without auth on %s: --no-auth needs loopback listen addresses (127.0.0.1, ::1, localhost)", addr)
 		}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,7 +124,10 @@ func (p *Proc) launch(ctx context.Context) (wait func() error, err error) {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if line, ok := strings.CutPrefix(sc.Text(), "cairn-kube: serving "); ok {
-				ready <- line
+				select {
+				case ready <- line:
+				default: // only the first counts; never block the wait below
+				}
 			}
 		}
 		_, _ = io.Copy(io.Discard, stdout)
@@ -134,6 +138,7 @@ func (p *Proc) launch(ctx context.Context) (wait func() error, err error) {
 	select {
 	case line := <-ready:
 		url, cert, _ := strings.Cut(line, " cert ")
+		url = reachable(url)
 		p.mu.Lock()
 		p.url, p.certFile, p.cmd = url, cert, cmd
 		stopped := p.stopped
@@ -242,3 +247,17 @@ const (
 	EnvAs     = "CAIRNKUBE_AS"
 	EnvGuard  = "CAIRNKUBE_GUARD" // "1": kubeconfig endpoints on loopback or link-local refused
 )
+
+// reachable is url with an unspecified listen address (0.0.0.0, ::) as 127.0.0.1, the address
+// this machine reaches it at and its certificate names.
+func reachable(url string) string {
+	hostport := strings.TrimPrefix(url, "https://")
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return url
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return "https://" + net.JoinHostPort("127.0.0.1", port)
+	}
+	return url
+}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // endpoints hands out a client per kube endpoint (a kubeconfig and context, or cairn's own).
@@ -62,6 +63,11 @@ func (e *endpoints) get(kubeconfig, kubeContext string) (*clients, error) {
 		raw, err := clientcmd.Load([]byte(kubeconfig))
 		if err != nil {
 			return nil, fmt.Errorf("invalid kubeconfig: %w", err)
+		}
+		if e.guard {
+			if err := selfContained(raw); err != nil {
+				return nil, err
+			}
 		}
 		overrides := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
 		if cfg, err = clientcmd.NewNonInteractiveClientConfig(*raw, kubeContext, overrides, nil).ClientConfig(); err != nil {
@@ -110,4 +116,29 @@ func guardedDial(ctx context.Context, network, address string) (net.Conn, error)
 		return nil
 	}}
 	return d.DialContext(ctx, network, address)
+}
+
+// selfContained refuses a kubeconfig that would make this process read a file, run a command
+// or take credentials from anywhere but the kubeconfig itself: on a shared server, a tenant's
+// kubeconfig must not reach the server's files or run code (exec plugins run here, with this
+// process's environment).
+func selfContained(cfg *clientcmdapi.Config) error {
+	for name, u := range cfg.AuthInfos {
+		switch {
+		case u.Exec != nil:
+			return fmt.Errorf("kubeconfig user %q: exec credential plugins are not allowed in a tenant's stack", name)
+		case u.AuthProvider != nil:
+			return fmt.Errorf("kubeconfig user %q: auth-provider is not allowed in a tenant's stack", name)
+		case u.TokenFile != "" || u.ClientCertificate != "" || u.ClientKey != "":
+			return fmt.Errorf("kubeconfig user %q: files (tokenFile, client-certificate, client-key) are not allowed in a tenant's stack: give their content (token, client-certificate-data, client-key-data)", name)
+		case u.Impersonate != "" || len(u.ImpersonateGroups) > 0 || u.ImpersonateUID != "" || len(u.ImpersonateUserExtra) > 0:
+			return fmt.Errorf("kubeconfig user %q: impersonation is not allowed in a tenant's stack", name)
+		}
+	}
+	for name, c := range cfg.Clusters {
+		if c.CertificateAuthority != "" {
+			return fmt.Errorf("kubeconfig cluster %q: certificate-authority files are not allowed in a tenant's stack: give certificate-authority-data", name)
+		}
+	}
+	return nil
 }

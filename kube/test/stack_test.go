@@ -186,6 +186,21 @@ func TestTenantStacks(t *testing.T) {
 	if strings.Contains(out, s.tenants["alpha"]) {
 		t.Fatalf("the kubeconfig's token leaked into the output:\n%s", out)
 	}
+	// A kubeconfig may not run a command or read a file on the server.
+	marker := filepath.Join(s.dir, "exec-ran")
+	execKC := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://192.0.2.1:6443\"}}]\n" +
+		"users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: sh, args: [-c, \"env > " + marker + "\"]}}}]\n" +
+		"contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	fileKC := strings.Replace(execKC, `{exec: {apiVersion: client.authentication.k8s.io/v1, command: sh, args: [-c, "env > `+marker+`"]}}`, `{tokenFile: /etc/hostname}`, 1)
+	for name, kc := range map[string]string{"exec": execKC, "file": fileKC} {
+		out, err := deploy("kc-"+name, `{"Parameters": {"K": {"Type": "String", "NoEcho": true}}, `+strings.TrimPrefix(object("a4", "alpha-ns", `"Kubeconfig": {"Ref": "K"}, `), "{"), "-p", "K="+kc)
+		if err == nil || !strings.Contains(out, "not allowed in a tenant's stack") {
+			t.Fatalf("a tenant's kubeconfig with %s must be refused, got %v:\n%s", name, err, out)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a tenant's kubeconfig ran a command on the server")
+	}
 }
 
 func mustJSON(t *testing.T, v any) string {
