@@ -29,6 +29,11 @@ func (s *cairnServer) startController(delay time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- widgetcontroller.Run(ctx, s.restConfig("admin"), nil, delay) }()
+	select {
+	case err := <-done:
+		s.t.Fatalf("the widget controller did not start: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
 	s.t.Cleanup(func() { cancel(); <-done })
 }
 

@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -47,7 +48,11 @@ func Run(ctx context.Context, cfg *rest.Config, namespaces []string, delay time.
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(GVK)
 	r := &reconciler{c: mgr.GetClient(), delay: delay}
-	if err := ctrl.NewControllerManagedBy(mgr).For(obj).Named("widgets").Complete(r); err != nil {
+	// Several managers may run in one process one after another (the tests): controller-runtime
+	// otherwise refuses a name it has seen.
+	skip := true
+	if err := ctrl.NewControllerManagedBy(mgr).For(obj).Named("widgets").
+		WithOptions(controller.Options{SkipNameValidation: &skip}).Complete(r); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
