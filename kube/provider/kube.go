@@ -20,7 +20,7 @@ import (
 // unknown it forgets what it discovered and asks again once (the kind's CRD may have been
 // made since, by this very stack); with wait it keeps asking for up to 30 s, the time a new
 // CRD takes to be served.
-func (c *clients) resourceFor(obj *unstructured.Unstructured, wait bool) (dynamic.ResourceInterface, error) {
+func (c *clients) resourceFor(ctx context.Context, obj *unstructured.Unstructured, wait bool) (dynamic.ResourceInterface, error) {
 	gvk := obj.GroupVersionKind()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -42,7 +42,11 @@ func (c *clients) resourceFor(obj *unstructured.Unstructured, wait bool) (dynami
 		if !wait || !meta.IsNoMatchError(err) || time.Now().After(deadline) {
 			return nil, fmt.Errorf("%s: %w", c.name, err)
 		}
-		time.Sleep(500 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
 }
 
@@ -155,6 +159,18 @@ func appliedFields(applied *unstructured.Unstructured, live *unstructured.Unstru
 }
 
 func cut(want, have any) any {
+	if wl, ok := want.([]any); ok {
+		// Element by element when the lengths match, so that server defaults inside list
+		// items (a CRD default of items[].mode) are not read as drift.
+		if hl, ok := have.([]any); ok && len(hl) == len(wl) {
+			out := make([]any, len(hl))
+			for i := range hl {
+				out[i] = cut(wl[i], hl[i])
+			}
+			return out
+		}
+		return have
+	}
 	wm, ok := want.(map[string]any)
 	if !ok {
 		return have

@@ -108,18 +108,18 @@ func (r *objectResource) target(m *objectModel) (*target, diag.Diagnostics) {
 }
 
 func (r *objectResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics, true)
 }
 
 func (r *objectResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics, false)
 }
 
 type stateSetter interface {
 	Set(ctx context.Context, val any) diag.Diagnostics
 }
 
-func (r *objectResource) apply(ctx context.Context, get func(context.Context, any) diag.Diagnostics, state stateSetter, diags *diag.Diagnostics) {
+func (r *objectResource) apply(ctx context.Context, get func(context.Context, any) diag.Diagnostics, state stateSetter, diags *diag.Diagnostics, create bool) {
 	var m objectModel
 	if diags.Append(get(ctx, &m)...); diags.HasError() {
 		return
@@ -128,10 +128,21 @@ func (r *objectResource) apply(ctx context.Context, get func(context.Context, an
 	if diags.Append(ds...); diags.HasError() {
 		return
 	}
-	ri, err := t.c.resourceFor(t.obj, true)
+	ri, err := t.c.resourceFor(ctx, t.obj, true)
 	if err != nil {
 		diags.AddAttributeError(path.Root("manifest"), "Unknown kind", err.Error())
 		return
+	}
+	if create {
+		// A create does not take over an object someone else made (a stack's delete would
+		// then destroy it); one cairn applied before is its own, as when a create is retried
+		// after a restart.
+		existing, err := ri.Get(ctx, t.obj.GetName(), metav1.GetOptions{})
+		if err == nil && !managedBy(existing, FieldManager) {
+			diags.AddError(fmt.Sprintf("%s already exists", describe(t.obj)),
+				"it was not made by cairn: delete it, or give the object another name")
+			return
+		}
 	}
 	body, err := json.Marshal(t.obj.Object)
 	if err != nil {
@@ -216,7 +227,7 @@ func (r *objectResource) existing(ctx context.Context, get func(context.Context,
 	if diags.Append(ds...); diags.HasError() {
 		return m, nil, nil, false
 	}
-	ri, err := t.c.resourceFor(t.obj, false)
+	ri, err := t.c.resourceFor(ctx, t.obj, false)
 	if err != nil {
 		if isNoMatch(err) {
 			return m, t, nil, true
@@ -229,4 +240,14 @@ func (r *objectResource) existing(ctx context.Context, get func(context.Context,
 
 func (r *objectResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resp.Diagnostics.AddError("Import not supported", "declare the object's manifest and deploy: server-side apply adopts an existing object")
+}
+
+// managedBy reports whether manager owns fields of obj.
+func managedBy(obj *unstructured.Unstructured, manager string) bool {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager == manager {
+			return true
+		}
+	}
+	return false
 }

@@ -44,7 +44,7 @@ func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("context"))
 		}
 	}
-	ri, err := t.c.resourceFor(t.obj, false)
+	ri, err := t.c.resourceFor(ctx, t.obj, false)
 	if err != nil {
 		if isNoMatch(err) {
 			return

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -151,7 +152,10 @@ func (z *tenantAuthorizer) Authorize(ctx context.Context, a authorizer.Attribute
 		return authorizer.DecisionDeny, "only the admin may act as another user", nil
 	}
 	if !a.IsResourceRequest() {
-		return authorizer.DecisionAllow, "", nil
+		if publicPath(a.GetPath()) {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionDeny, "tenants may read discovery, OpenAPI, /version and health only", nil
 	}
 	if a.GetNamespace() == "" {
 		if a.GetAPIGroup() == "apiextensions.k8s.io" && a.GetResource() == "customresourcedefinitions" && a.IsReadOnly() {
@@ -159,6 +163,9 @@ func (z *tenantAuthorizer) Authorize(ctx context.Context, a authorizer.Attribute
 		}
 		return authorizer.DecisionDeny, fmt.Sprintf("tenant %q may not %s %s across namespaces or of cluster scope; "+
 			"name a namespace it owns, or use the server's admin token", tenant, a.GetVerb(), a.GetResource()), nil
+	}
+	if errs := validation.IsDNS1123Label(a.GetNamespace()); len(errs) > 0 {
+		return authorizer.DecisionDeny, fmt.Sprintf("invalid namespace name %q: %s", a.GetNamespace(), strings.Join(errs, "; ")), nil
 	}
 	// Reads claim too: a watch authorized on an unowned namespace would otherwise go on
 	// delivering what another tenant writes there once it claims it.
@@ -178,4 +185,19 @@ func (z *tenantAuthorizer) ConditionsAwareAuthorize(ctx context.Context, a autho
 
 func (z *tenantAuthorizer) EvaluateConditions(context.Context, authorizer.ConditionsAwareDecision, authorizer.ConditionsData) (authorizer.Decision, string, error) {
 	return authorizer.DecisionDeny, "", authorizer.ErrorConditionEvaluationNotSupported
+}
+
+// publicPath reports the non-resource paths every tenant may read: discovery, OpenAPI, the
+// version and health (not /metrics, which counts every tenant's objects).
+func publicPath(p string) bool {
+	switch p {
+	case "/api", "/apis", "/version", "/healthz", "/readyz", "/livez", "/openapi/v2", "/openapi/v3":
+		return true
+	}
+	for _, prefix := range []string{"/api/", "/apis/", "/openapi/", "/healthz/", "/readyz/", "/livez/"} {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
 }
