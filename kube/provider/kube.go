@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
@@ -203,12 +202,6 @@ func objectID(obj *unstructured.Unstructured) string {
 	return strings.Join([]string{obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName()}, "/")
 }
 
-// sameObject reports whether two manifests name the same object (what cannot change in place).
-func sameObject(a, b *unstructured.Unstructured) bool {
-	ga, gb := a.GroupVersionKind(), b.GroupVersionKind()
-	return schema.GroupKind{Group: ga.Group, Kind: ga.Kind} == schema.GroupKind{Group: gb.Group, Kind: gb.Kind} &&
-		a.GetName() == b.GetName() && a.GetNamespace() == b.GetNamespace()
-}
 
 // apiMessage is the API server's own message (with every field error it lists), which says
 // what to fix better than the client's wrapping does.

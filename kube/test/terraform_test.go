@@ -101,6 +101,16 @@ func TestTerraformStack(t *testing.T) {
 	if err != nil || !strings.Contains(out, "kubernetes_object.consumer") || !strings.Contains(out, "size") {
 		t.Fatalf("refresh must show the consumer's drift in spec.size, got %v:\n%s", err, out)
 	}
+	// A rename previews as a replacement even while the manifest holds values not known until
+	// apply (every widget changes, so widget[0]'s status, which the consumer reads, is unknown).
+	renamed := strings.Replace(strings.Replace(tfStack, `color = "green"`, `color = "blue"`, 1), `name = "consumer"`, `name = "consumer2"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(renamed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = s.cairn(s.adminTok, "preview", "-f", dir, "--stack", "tfkubes")
+	if err != nil || !strings.Contains(out, "kubernetes_object.consumer must be replaced") {
+		t.Fatalf("preview must replace the renamed consumer, got %v:\n%s", err, tail(out, 3000))
+	}
 	// Preview validates against the CRD's schema before anything is applied.
 	bad := strings.Replace(tfStack, `color = "green"`, `color = "purple"`, 1)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(bad), 0o600); err != nil {
