@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -43,24 +42,6 @@ func TestPulumiStack(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte(pulumiProgram(t, "pulumi-ns", 100)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	out, err := s.cairn(s.adminTok, "deploy", "-f", dir, "--stack", "pkubes", "--yes")
-	if err != nil {
-		t.Fatalf("deploy: %v\n%s", err, out)
-	}
-	t.Logf("deployed a CRD and 101 objects, each waited for, in %s", time.Since(start).Round(time.Millisecond))
-	if got := s.jsonpath("admin", "{.spec.tags[0]}", "widget", "consumer", "-n", "pulumi-ns"); got != "https://w000.pulumi-ns.widgets.example" {
-		t.Fatalf("the consumer's spec must hold w000's status.endpoint, got %q", got)
-	}
-	out, err = s.cairn(s.adminTok, "outputs", "--stack", "pkubes")
-	if err != nil || !strings.Contains(out, "https://w000.pulumi-ns.widgets.example") {
-		t.Fatalf("outputs: %v\n%s", err, out)
-	}
-	out, err = s.cairn(s.adminTok, "delete", "--stack", "pkubes", "--yes")
-	if err != nil {
-		t.Fatalf("delete: %v\n%s", err, out)
-	}
-	if out, err := s.kubectlErr("admin", "", "get", "crd", "widgets.example.com"); err == nil || !strings.Contains(out, "NotFound") {
-		t.Fatalf("the CRD must be gone after the delete, got %v:\n%s", err, out)
-	}
+	s.deployStack(dir, "pkubes", "pulumi-ns")
+	s.deleteStack("pkubes")
 }

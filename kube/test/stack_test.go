@@ -96,19 +96,7 @@ func TestCloudFormationStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The CRD is cluster-scoped: the admin deploys it (a tenant may not make CRDs).
-	start := time.Now()
-	out, err := s.cairn(s.adminTok, "deploy", "-f", file, "--stack", "kubes", "--yes")
-	if err != nil {
-		t.Fatalf("deploy: %v\n%s", err, out)
-	}
-	t.Logf("deployed a CRD and 101 objects, each waited for, in %s", time.Since(start).Round(time.Millisecond))
-	out, err = s.cairn(s.adminTok, "outputs", "--stack", "kubes")
-	if err != nil || !strings.Contains(out, "https://w000.alpha-ns.widgets.example") {
-		t.Fatalf("outputs: want the status endpoint, got %v:\n%s", err, out)
-	}
-	if got := s.jsonpath("admin", "{.spec.tags[0]}", "widget", "consumer", "-n", "alpha-ns"); got != "https://w000.alpha-ns.widgets.example" {
-		t.Fatalf("the consumer's spec must hold W000's status.endpoint, got %q", got)
-	}
+	s.deployStack(file, "kubes", "alpha-ns")
 	ready := s.kubectl("admin", "get", "widgets", "-n", "alpha-ns", "-o", "jsonpath={range .items[*]}{.status.conditions[0].status}{\"\\n\"}{end}")
 	if c := strings.Count(ready, "True"); c != 101 {
 		t.Fatalf("want 101 Ready widgets, got %d", c)
@@ -117,13 +105,7 @@ func TestCloudFormationStack(t *testing.T) {
 		t.Fatalf("objects must be applied by the field manager cairn, managers: %s", mf)
 	}
 
-	out, err = s.cairn(s.adminTok, "delete", "--stack", "kubes", "--yes")
-	if err != nil {
-		t.Fatalf("delete: %v\n%s", err, out)
-	}
-	if out, err := s.kubectlErr("admin", "", "get", "crd", "widgets.example.com"); err == nil || !strings.Contains(out, "NotFound") {
-		t.Fatalf("the CRD must be gone after the delete, got %v:\n%s", err, out)
-	}
+	s.deleteStack("kubes")
 }
 
 // TestFailedCondition: a Stalled condition from the controller fails the deploy step with the
@@ -214,4 +196,34 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// deployStack deploys path as stack with the admin token, logs how long it took, and checks
+// that the consumer in ns holds widget 0's status.endpoint, as the stack's output does.
+func (s *cairnServer) deployStack(path, stack, ns string, args ...string) {
+	s.t.Helper()
+	start := time.Now()
+	out, err := s.cairn(s.adminTok, append([]string{"deploy", "-f", path, "--stack", stack, "--yes"}, args...)...)
+	if err != nil {
+		s.t.Fatalf("deploy: %v\n%s", err, out)
+	}
+	s.t.Logf("deployed %s in %s", stack, time.Since(start).Round(time.Millisecond))
+	want := "https://w000." + ns + ".widgets.example"
+	if got := s.jsonpath("admin", "{.spec.tags[0]}", "widget", "consumer", "-n", ns); got != want {
+		s.t.Fatalf("the consumer's spec must hold widget 0's status.endpoint %q, got %q", want, got)
+	}
+	if out, err := s.cairn(s.adminTok, "outputs", "--stack", stack); err != nil || !strings.Contains(out, want) {
+		s.t.Fatalf("outputs: want %s, got %v:\n%s", want, err, out)
+	}
+}
+
+// deleteStack deletes stack with the admin token and checks that the widgets' CRD is gone.
+func (s *cairnServer) deleteStack(stack string) {
+	s.t.Helper()
+	if out, err := s.cairn(s.adminTok, "delete", "--stack", stack, "--yes"); err != nil {
+		s.t.Fatalf("delete: %v\n%s", err, out)
+	}
+	if out, err := s.kubectlErr("admin", "", "get", "crd", "widgets.example.com"); err == nil || !strings.Contains(out, "NotFound") {
+		s.t.Fatalf("the CRD must be gone after the delete, got %v:\n%s", err, out)
+	}
 }

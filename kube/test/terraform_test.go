@@ -82,22 +82,10 @@ func TestTerraformStack(t *testing.T) {
 	s.startController(500 * time.Millisecond)
 	dir := filepath.Join(s.dir, "tf")
 	writeTFStack(t, dir)
-	start := time.Now()
-	out, err := s.cairn(s.adminTok, "deploy", "-f", dir, "--stack", "tfkubes", "--yes")
-	if err != nil {
-		t.Fatalf("deploy: %v\n%s", err, out)
-	}
-	t.Logf("deployed a CRD and 101 objects, each waited for, in %s", time.Since(start).Round(time.Millisecond))
-	if got := s.jsonpath("admin", "{.spec.tags[0]}", "widget", "consumer", "-n", "tf-ns"); got != "https://w000.tf-ns.widgets.example" {
-		t.Fatalf("the consumer's spec must hold widget[0]'s status.endpoint, got %q", got)
-	}
-	out, err = s.cairn(s.adminTok, "outputs", "--stack", "tfkubes")
-	if err != nil || !strings.Contains(out, "https://w000.tf-ns.widgets.example") {
-		t.Fatalf("outputs: %v\n%s", err, out)
-	}
+	s.deployStack(dir, "tfkubes", "tf-ns")
 	// Drift is what a refresh reads back.
 	s.kubectl("admin", "patch", "widget", "consumer", "-n", "tf-ns", "--type=merge", "-p", `{"spec":{"size":5}}`)
-	out, err = s.cairn(s.adminTok, "refresh", "--stack", "tfkubes")
+	out, err := s.cairn(s.adminTok, "refresh", "--stack", "tfkubes")
 	if err != nil || !strings.Contains(out, "kubernetes_object.consumer") || !strings.Contains(out, "size") {
 		t.Fatalf("refresh must show the consumer's drift in spec.size, got %v:\n%s", err, out)
 	}
@@ -121,13 +109,7 @@ func TestTerraformStack(t *testing.T) {
 		t.Fatalf("preview must refuse the invalid color with its path, got %v:\n%s", err, out)
 	}
 	writeTFStack(t, dir)
-	out, err = s.cairn(s.adminTok, "delete", "--stack", "tfkubes", "--yes")
-	if err != nil {
-		t.Fatalf("delete: %v\n%s", err, out)
-	}
-	if out, err := s.kubectlErr("admin", "", "get", "crd", "widgets.example.com"); err == nil || !strings.Contains(out, "NotFound") {
-		t.Fatalf("the CRD must be gone after the delete, got %v:\n%s", err, out)
-	}
+	s.deleteStack("tfkubes")
 }
 
 // TestSecondEndpoint deploys the same stacks, in both dialects, through one cairn server to
