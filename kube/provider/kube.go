@@ -202,7 +202,6 @@ func objectID(obj *unstructured.Unstructured) string {
 	return strings.Join([]string{obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName()}, "/")
 }
 
-
 // apiMessage is the API server's own message (with every field error it lists), which says
 // what to fix better than the client's wrapping does.
 func apiMessage(err error) string {
