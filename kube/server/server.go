@@ -118,6 +118,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			dns = append(dns, h)
 		}
 	}
+	if staleCert(filepath.Join(cfg.Dir, "apiserver.crt"), append(dns, "localhost"), ips, time.Now()) {
+		// Made again below: the library only makes one when none exists, valid for a year.
+		_ = os.Remove(filepath.Join(cfg.Dir, "apiserver.crt"))
+		_ = os.Remove(filepath.Join(cfg.Dir, "apiserver.key"))
+	}
 	if err := rec.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", dns, ips); err != nil {
 		return nil, fmt.Errorf("cannot make the kube API's serving certificate: %w", err)
 	}
