@@ -35,13 +35,7 @@ func OpenClaims(dir string) (*Claims, error) {
 // Close closes the database.
 func (c *Claims) Close() error { return c.db.Close() }
 
-// Owner is the tenant that owns ns, "" when none does.
-func (c *Claims) Owner(ctx context.Context, ns string) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ownerLocked(ctx, ns)
-}
-
+// ownerLocked is the tenant that owns ns, "" when none does; c.mu is held.
 func (c *Claims) ownerLocked(ctx context.Context, ns string) (string, error) {
 	if t, ok := c.owner[ns]; ok {
 		return t, nil
