@@ -176,4 +176,40 @@ CREATE INDEX operations_small ON operations (id, status, owner, stack, kind, sta
 	`
 ALTER TABLE resources ADD COLUMN protect INTEGER;
 `,
+	// 12: accounts (state.Accounts): API tokens by the hash of the token, per-stack grants,
+	// and the audit log of changes.
+	`
+CREATE TABLE tokens (
+	id TEXT PRIMARY KEY,
+	hash BLOB NOT NULL UNIQUE,
+	tenant TEXT NOT NULL,
+	role TEXT NOT NULL,
+	name TEXT NOT NULL,
+	created_by TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL,
+	revoked_at INTEGER NOT NULL
+);
+CREATE INDEX tokens_by_tenant ON tokens (tenant, created_at);
+CREATE TABLE grants (
+	tenant TEXT NOT NULL,
+	subject TEXT NOT NULL,
+	stack TEXT NOT NULL,
+	role TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (tenant, subject, stack)
+);
+CREATE TABLE audit (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	at INTEGER NOT NULL,
+	tenant TEXT NOT NULL,
+	subject TEXT NOT NULL,
+	role TEXT NOT NULL,
+	action TEXT NOT NULL,
+	target TEXT NOT NULL,
+	remote TEXT NOT NULL,
+	status INTEGER NOT NULL
+);
+CREATE INDEX audit_by_tenant ON audit (tenant, seq);
+`,
 }

@@ -343,3 +343,7 @@ func TestPragmas(t *testing.T) {
 		})
 	}
 }
+
+func TestAccountsConformance(t *testing.T) {
+	statetest.RunAccounts(t, func(t *testing.T) state.Accounts { return open(t, filepath.Join(t.TempDir(), "state.db")) })
+}
