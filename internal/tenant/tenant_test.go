@@ -54,3 +54,18 @@ func TestContext(t *testing.T) {
 		t.Errorf("From(With(acme)) = %q", got)
 	}
 }
+
+func TestRoleOn(t *testing.T) {
+	c := Caller{Tenant: "a", Role: Viewer, Grants: []Grant{{Stack: "web-*", Role: Deployer}, {Stack: "db", Role: Viewer}}}
+	for name, want := range map[string]string{"web-1": Deployer, "db": Viewer, "other": Viewer, "web": Viewer} {
+		if got := c.RoleOn(name); got != want {
+			t.Errorf("RoleOn(%s) = %s, want %s", name, got, want)
+		}
+	}
+	if !Covers(Admin, Deployer) || Covers(Viewer, Deployer) || Covers(Admin, "root") {
+		t.Error("Covers orders viewer < deployer < admin and refuses unknown roles")
+	}
+	if (Caller{Tenant: Default, Role: Deployer}).ServerAdmin() || !(Caller{Tenant: Default, Role: Admin}).ServerAdmin() {
+		t.Error("ServerAdmin is tenant default's admin only")
+	}
+}
