@@ -282,6 +282,10 @@ const (
 type Whoami struct {
 	Tenant string `json:"tenant"`
 	Admin  bool   `json:"admin"`
+	// Role is the caller's role in its tenant (viewer, deployer, admin) and Subject what names
+	// it in the audit log.
+	Role    string `json:"role,omitempty"`
+	Subject string `json:"subject,omitempty"`
 }
 
 // KubeEndpoint is the body of GET /v1/kube: where cairn's Kubernetes API listens and the CA

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/auth"
 	"github.com/cairn-dev/cairn/internal/budget"
 	"github.com/cairn-dev/cairn/internal/egress"
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -36,8 +37,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/provider/lambda"
 	"github.com/cairn-dev/cairn/internal/registry"
 	"github.com/cairn-dev/cairn/internal/server"
-	"github.com/cairn-dev/cairn/internal/state"
-	"github.com/cairn-dev/cairn/internal/state/sqlite"
 )
 
 // Config configures Start. Zero values are documented per field.
@@ -113,6 +112,12 @@ type Config struct {
 	KubeListen string
 	KubeBinary string
 	KubeHosts  []string
+	// Database is the URL of a PostgreSQL database to keep the state in
+	// (postgres://USER@HOST/DB?sslmode=...), shared by every replica; empty: SQLite in
+	// Dir/state.db.
+	Database string
+	// OIDC, when not nil, accepts ID tokens of one issuer as bearer tokens.
+	OIDC *auth.OIDCConfig
 	// ResponseNotice is how long a custom-resource request may go unanswered before an event
 	// on its resource says what cairn waits for and where (`cairn server --response-notice`);
 	// default one minute.
@@ -122,7 +127,7 @@ type Config struct {
 // App is a running cairn.
 type App struct {
 	log       *slog.Logger
-	store     state.Store
+	store     backend
 	reg       *provider.Registry
 	eng       *engine.Engine
 	fns       *function.Manager
@@ -172,9 +177,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := sqlite.Open(filepath.Join(cfg.Dir, "state.db"), sqlite.Options{Keyring: ring})
+	store, err := openBackend(ctx, cfg, ring)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open state: %w", err)
+		return nil, err
 	}
 	a.store = store
 	key, err := store.Key(ctx, "response-url", random32)
@@ -236,8 +241,12 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if cfg.KubeListen != "" {
 		kube, enable = a.kubeEndpoint, a.kubeEnable
 	}
-	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Functions: function.Service{M: a.fns}, Token: a.token,
-		Tenants: cfg.Tenants, Registry: reg, Logger: cfg.Logger, Metrics: metrics, Kube: kube, KubeEnable: enable})
+	authn, err := a.authenticator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Functions: function.Service{M: a.fns}, Auth: authn,
+		Accounts: store, Registry: reg, Logger: cfg.Logger, Metrics: metrics, Kube: kube, KubeEnable: enable})
 	a.serve(lns.http, nil)
 	if lns.tls != nil {
 		a.serve(lns.tls, lns.tlsConfig)

@@ -11,14 +11,13 @@ import (
 	"github.com/cairn-dev/cairn/internal/provider/customresource"
 	"github.com/cairn-dev/cairn/internal/provider/lambda"
 	"github.com/cairn-dev/cairn/internal/state"
-	"github.com/cairn-dev/cairn/internal/state/sqlite"
 	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // newFunctions starts the function manager on the state store, with code and logs in
 // Dir/functions. Processes trust cairn's own CA (caFile) when TLS uses it; url functions
 // reach only what policy allows.
-func newFunctions(cfg Config, store *sqlite.Store, caFile string, policy *egress.Policy) (*function.Manager, error) {
+func newFunctions(cfg Config, store state.Functions, caFile string, policy *egress.Policy) (*function.Manager, error) {
 	var env []string
 	if caFile != "" {
 		env = append(env, "NODE_EXTRA_CA_CERTS="+caFile, "SSL_CERT_FILE="+caFile)

@@ -70,6 +70,7 @@ func (r *runner) rootCommand() *cobra.Command {
 	root.AddCommand(r.stateCommand())
 	root.AddCommand(r.refreshCommand())
 	root.AddCommand(r.kubeCommand())
+	root.AddCommand(r.tokenCommand(), r.auditCommand(), r.backupCommand())
 	root.AddCommand(r.initCommand())
 	root.AddCommand(r.versionCommand())
 	root.AddCommand(r.completionCommand())
@@ -139,7 +140,7 @@ func configFlags(cfg *app.Config) map[string]*string {
 		"listen": &cfg.Listen, "public-url": &cfg.PublicURL, "tls-listen": &cfg.TLSListen,
 		"tls-cert": &cfg.TLSCert, "tls-key": &cfg.TLSKey, "tls-public-url": &cfg.TLSPublicURL,
 		"region": &cfg.Region, "account-id": &cfg.AccountID, "secrets-key-file": &cfg.SecretsKeyFile,
-		"kube-listen": &cfg.KubeListen, "kube-binary": &cfg.KubeBinary,
+		"kube-listen": &cfg.KubeListen, "kube-binary": &cfg.KubeBinary, "database": &cfg.Database,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/app"
+	"github.com/cairn-dev/cairn/internal/auth"
 	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
@@ -47,6 +48,12 @@ func (r *runner) serverCommand() *cobra.Command {
 	f.StringVar(&cfg.KubeListen, "kube-listen", "", "serve cairn's Kubernetes API (CRDs and their objects, for kubectl and controllers) on this HTTPS address, such as 127.0.0.1:6443 (env CAIRN_KUBE_LISTEN); needs the cairn-kube binary beside cairn or on PATH")
 	f.StringVar(&cfg.KubeBinary, "kube-binary", "", "path of the cairn-kube binary (env CAIRN_KUBE_BINARY)")
 	f.StringSliceVar(&cfg.KubeHosts, "kube-host", nil, "extra host names or addresses for the kube API's certificate, comma-separated and repeatable")
+	f.StringVar(&cfg.Database, "database", "", "keep the state in this PostgreSQL database, shared by every replica, such as postgres://cairn@db.internal/cairn?sslmode=verify-full (env CAIRN_DATABASE); default SQLite in DIR/state.db")
+	var oidc auth.OIDCConfig
+	f.StringVar(&oidc.Issuer, "oidc-issuer", "", "accept ID tokens of this OIDC issuer as bearer tokens, such as https://accounts.example.com (env CAIRN_OIDC_ISSUER)")
+	f.StringVar(&oidc.Audience, "oidc-audience", "", "the client ID the issuer's tokens must be issued to (env CAIRN_OIDC_AUDIENCE)")
+	f.StringVar(&oidc.TenantClaim, "oidc-tenant-claim", "cairn_tenant", "the ID token claim naming the caller's tenant (env CAIRN_OIDC_TENANT_CLAIM)")
+	f.StringVar(&oidc.RoleClaim, "oidc-role-claim", "cairn_role", "the ID token claim naming the caller's role; a token without it is a viewer (env CAIRN_OIDC_ROLE_CLAIM)")
 	limits := addLimitFlags(cmd)
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		for flag, p := range configFlags(&cfg) {
@@ -64,6 +71,18 @@ func (r *runner) serverCommand() *cobra.Command {
 			}
 		} else if cfg.ResponseNotice <= 0 {
 			return usagef("--response-notice must be a positive duration")
+		}
+		for flag, p := range map[string]*string{"oidc-issuer": &oidc.Issuer, "oidc-audience": &oidc.Audience,
+			"oidc-tenant-claim": &oidc.TenantClaim, "oidc-role-claim": &oidc.RoleClaim} {
+			if v := r.env.Getenv(envName(flag)); v != "" && !cmd.Flags().Changed(flag) {
+				*p = v
+			}
+		}
+		if oidc.Issuer != "" || oidc.Audience != "" {
+			if oidc.Issuer == "" || oidc.Audience == "" {
+				return usagef("--oidc-issuer and --oidc-audience go together")
+			}
+			cfg.OIDC = &oidc
 		}
 		if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 			return usagef("--tls-cert and --tls-key go together")

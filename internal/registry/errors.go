@@ -17,6 +17,7 @@ const (
 	CodeMalformedBody      = "RF.10011006" // 400: the body is not one JSON object of the right types
 	CodeBodyTooLarge       = "RF.10011007" // 413
 	CodeUnauthorized       = "RF.10012001" // 401: missing or unknown token
+	CodeForbidden          = "RF.10013003" // 403: the caller's role may not do this
 	CodeProviderQuota      = "RF.10013001" // 403: the tenant has as many providers as it may
 	CodeVersionQuota       = "RF.10013002" // 403: the provider has as many versions as it may
 	CodeProviderNotFound   = "RF.10014001" // 404

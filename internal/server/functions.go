@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/function"
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // Functions is what the function routes need (function.Service).
@@ -30,13 +31,13 @@ var _ Functions = function.Service{}
 const maxCodeBody = 70 << 20
 
 // functionRoutes registers /v1/functions/...; without Functions they answer 404.
-func (s *Server) functionRoutes(api func(method, path string, h http.HandlerFunc)) {
+func (s *Server) functionRoutes(api func(method, path string, h http.HandlerFunc), as func(role, method, path string, h http.HandlerFunc)) {
 	api("POST", "/v1/functions", s.createFunction)
 	api("GET", "/v1/functions", s.listFunctions)
 	api("GET", "/v1/functions/{name}", s.getFunction)
 	api("DELETE", "/v1/functions/{name}", s.deleteFunction)
 	api("POST", "/v1/functions/{name}/invoke", s.invokeFunction)
-	api("GET", "/v1/functions/{name}/logs", s.functionLogs)
+	as(tenant.Deployer, "GET", "/v1/functions/{name}/logs", s.functionLogs) // what a function prints may be secret
 }
 
 func (s *Server) createFunction(w http.ResponseWriter, r *http.Request) {

@@ -63,7 +63,12 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 		s.reply(w, r, http.StatusAccepted, op, err)
 		return
 	}
-	by, err := forcedBy(r.Context(), req.By, len(s.tokens) > 1)
+	if !can(r.Context(), tenant.Admin, r.PathValue("name")) {
+		s.fail(w, r, &requestError{status: http.StatusForbidden, code: api.CodeForbidden,
+			msg: "only an admin may force a cancel: it ends the operation without rollback"})
+		return
+	}
+	by, err := forcedBy(r.Context(), req.By, s.auth.Multi())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -131,6 +136,11 @@ func (s *Server) outputs(w http.ResponseWriter, r *http.Request) {
 	q, err := parseQuery(r, "show-secrets")
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if q.showSecrets && !can(r.Context(), tenant.Deployer, r.PathValue("name")) {
+		s.fail(w, r, &requestError{status: http.StatusForbidden, code: api.CodeForbidden,
+			msg: "a viewer may not read secrets: show-secrets needs the role deployer"})
 		return
 	}
 	outs, err := s.eng.Outputs(r.Context(), r.PathValue("name"), q.showSecrets)

@@ -9,8 +9,8 @@ import (
 
 // whoami names the caller's tenant: cairn's kube API checks tokens with it.
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
-	name := tenant.From(r.Context())
-	writeJSON(w, http.StatusOK, api.Whoami{Tenant: name, Admin: name == tenant.Default})
+	c := tenant.CallerFrom(r.Context())
+	writeJSON(w, http.StatusOK, api.Whoami{Tenant: c.Tenant, Admin: c.ServerAdmin(), Role: c.Role, Subject: c.Subject})
 }
 
 // kubeEndpoint says where the kube API listens and with which CA, for `cairn kube kubeconfig`.
@@ -27,14 +27,14 @@ func (s *Server) kubeEndpoint(w http.ResponseWriter, r *http.Request) {
 // kubeEnable offers resource types as CRDs. CRDs are cluster-wide: only the server's own token
 // may make them.
 func (s *Server) kubeEnable(w http.ResponseWriter, r *http.Request) {
+	if !tenant.CallerFrom(r.Context()).ServerAdmin() {
+		s.fail(w, r, &requestError{status: http.StatusForbidden, code: api.CodeForbidden,
+			msg: "only the server's admin may enable types: CRDs are cluster-wide"})
+		return
+	}
 	if s.enable == nil {
 		s.fail(w, r, &requestError{status: http.StatusNotFound, code: api.CodeKubeNotServed,
 			msg: "this cairn server does not serve the Kubernetes API: start it with --kube-listen ADDR"})
-		return
-	}
-	if tenant.From(r.Context()) != tenant.Default {
-		s.fail(w, r, &requestError{status: http.StatusForbidden, code: api.CodeForbidden,
-			msg: "only the server's own token may enable types: CRDs are cluster-wide"})
 		return
 	}
 	var req api.KubeEnableRequest

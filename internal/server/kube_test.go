@@ -17,8 +17,8 @@ func TestWhoami(t *testing.T) {
 		token string
 		want  answer
 	}{
-		{"root-token", answer{200, map[string]any{"tenant": "default", "admin": true}}},
-		{"alpha-token", answer{200, map[string]any{"tenant": "alpha", "admin": false}}},
+		{"root-token", answer{200, map[string]any{"tenant": "default", "admin": true, "role": "admin", "subject": "server"}}},
+		{"alpha-token", answer{200, map[string]any{"tenant": "alpha", "admin": false, "role": "admin", "subject": "tenants-file"}}},
 		{"nope", answer{401, map[string]any{"code": "unauthorized", "message": "missing or wrong bearer token"}}},
 	} {
 		got, _ := do(t, h, call{method: "GET", path: "/v1/whoami", header: bearer(c.token)})

@@ -1,84 +1,13 @@
 package server
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/cairn-dev/cairn/internal/tenant"
 )
-
-// authed requires a known token, when tokens are configured, and passes the caller's tenant
-// in the request's context (tenant.From).
-func (s *Server) authed(h http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name, ok := s.tenantOf(r)
-		if !ok {
-			s.fail(w, r, errUnauthorized)
-			return
-		}
-		h(w, r.WithContext(tenant.With(r.Context(), name)))
-	})
-}
-
-// tenantToken is a token and the tenant it stands for.
-type tenantToken struct {
-	token  []byte
-	tenant string
-}
-
-// tenantTokens lists the tokens of cfg: token for tenant.Default, then tenants' own.
-func tenantTokens(token string, tenants map[string]string) []tenantToken {
-	var out []tenantToken
-	if token != "" {
-		out = append(out, tenantToken{[]byte(token), tenant.Default})
-	}
-	for tok, name := range tenants {
-		if tok != "" {
-			out = append(out, tenantToken{[]byte(tok), name})
-		}
-	}
-	return out
-}
-
-// bearerToken returns the token of an "Authorization: Bearer T" header. The scheme is
-// case-insensitive (RFC 7235 section 2.1), so "bearer T" and "BEARER T" are accepted.
-func bearerToken(h string) (string, bool) {
-	f := strings.Fields(h)
-	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
-		return "", false
-	}
-	return f[1], true
-}
-
-// tenantOf returns the tenant of the token r carries ("Authorization: Bearer T", or
-// "X-Auth-Token: T" as Huawei Cloud clients send it), and false for none or an unknown one.
-// Without tokens every caller is tenant.Default. Every token is compared, in constant time.
-func (s *Server) tenantOf(r *http.Request) (string, bool) {
-	if len(s.tokens) == 0 {
-		return tenant.Default, true
-	}
-	got, ok := bearerToken(r.Header.Get("Authorization"))
-	if !ok {
-		got = r.Header.Get("X-Auth-Token")
-	}
-	got = strings.TrimSpace(got)
-	if got == "" {
-		return "", false
-	}
-	name := ""
-	for _, t := range s.tokens {
-		if subtle.ConstantTimeCompare([]byte(got), t.token) == 1 {
-			name = t.tenant
-		}
-	}
-	return name, name != ""
-}
 
 // httpMetrics are the request counters and latency histograms, labelled by route pattern.
 type httpMetrics struct {

@@ -71,14 +71,25 @@ func (s *Server) registryRoutes(mux *http.ServeMux) {
 // being configured (404), and RFS error bodies for whatever h returns.
 func (s *Server) rfs(h rfsHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name, ok := s.tenantOf(r)
-		if !ok {
+		c, err := s.callerOf(r)
+		if errors.Is(err, errUnauthorized) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
 			s.rfsFail(w, r, &registry.Error{Status: http.StatusUnauthorized, Code: registry.CodeUnauthorized,
 				Msg: "missing or unknown token (send Authorization: Bearer TOKEN or X-Auth-Token: TOKEN)"})
 			return
 		}
-		r = r.WithContext(tenant.With(r.Context(), name))
+		if err != nil {
+			s.rfsFail(w, r, err)
+			return
+		}
+		r = r.WithContext(tenant.WithCaller(r.Context(), c))
+		defer s.audit(w, r, c)
+		if need := needFor(r.Method); !tenant.Covers(c.Role, need) {
+			s.rfsFail(w, r, &registry.Error{Status: http.StatusForbidden, Code: registry.CodeForbidden,
+				Msg: "a " + c.Role + " may not do this: it needs the role " + need})
+			return
+		}
+		name := c.Tenant
 		if err := registry.CheckRequestID(r.Header.Get(api.ClientRequestIDHeader)); err != nil {
 			s.rfsFail(w, r, err)
 			return

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // routes builds the mux. Every path also gets a method-less pattern answering 405 with Allow,
@@ -19,7 +21,9 @@ func (s *Server) routes() http.Handler {
 		mux.Handle(method+" "+path, h)
 		allowed[path] = append(allowed[path], method)
 	}
-	api := func(method, path string, h http.HandlerFunc) { handle(method, path, s.authed(h)) }
+	// api routes ask the role needFor their method; as, another.
+	api := func(method, path string, h http.HandlerFunc) { handle(method, path, s.authed(needFor(method), h)) }
+	as := func(role, method, path string, h http.HandlerFunc) { handle(method, path, s.authed(role, h)) }
 
 	api("POST", "/v1/validate", s.validate)
 	api("POST", "/v1/stacks/{name}/preview", s.preview)
@@ -27,7 +31,7 @@ func (s *Server) routes() http.Handler {
 	api("DELETE", "/v1/stacks/{name}", s.delete)
 	api("POST", "/v1/stacks/{name}/cancel", s.cancel)
 	api("POST", "/v1/stacks/{name}/import", s.importResource)
-	api("GET", "/v1/stacks/{name}/state", s.pullState)
+	as(tenant.Deployer, "GET", "/v1/stacks/{name}/state", s.pullState) // a state holds secrets
 	api("POST", "/v1/stacks/{name}/state", s.pushState)
 	api("POST", "/v1/stacks/{name}/refresh", s.refresh)
 	api("GET", "/v1/stacks", s.stacks)
@@ -38,7 +42,8 @@ func (s *Server) routes() http.Handler {
 	api("GET", "/v1/whoami", s.whoami)
 	api("GET", "/v1/kube", s.kubeEndpoint)
 	api("POST", "/v1/kube/enable", s.kubeEnable)
-	s.functionRoutes(api)
+	s.functionRoutes(api, as)
+	s.accountRoutes(as)
 	s.registryRoutes(mux)
 	if s.responses != nil {
 		// Signed URLs: no bearer auth. Every method, so that the handler (which takes PUT and

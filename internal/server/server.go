@@ -10,8 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/internal/auth"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/registry"
+	"github.com/cairn-dev/cairn/internal/state"
 )
 
 // Engine is what the server needs of *engine.Engine. It is an interface so that tests can
@@ -76,6 +78,11 @@ type Config struct {
 	// Tenants maps more tokens to the tenants they stand for (see internal/tenant). A token is
 	// sent as "Authorization: Bearer T" or "X-Auth-Token: T".
 	Tenants map[string]string
+	// Auth checks the tokens callers present; nil: one made of Token and Tenants.
+	Auth *auth.Authenticator
+	// Accounts keeps the tokens created through the API, the grants and the audit log of
+	// every change; nil: /v1/tokens, /v1/grants and /v1/audit answer 404 and nothing is audited.
+	Accounts state.Accounts
 	// Registry serves /v1/private-providers/...; nil: those routes answer 404.
 	Registry *registry.Service
 	// Logger receives the access log and the detail of internal errors. Nil: discard.
@@ -102,7 +109,8 @@ type Server struct {
 	eng       Engine
 	responses http.Handler
 	fns       Functions
-	tokens    []tenantToken // empty: no auth
+	auth      *auth.Authenticator
+	accounts  state.Accounts
 	reg       *registry.Service
 	kube      func() (api.KubeEndpoint, error)
 	enable    func(ctx context.Context, req api.KubeEnableRequest) (api.KubeEnableResponse, error)
@@ -121,7 +129,10 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{eng: cfg.Engine, responses: cfg.Responses, fns: cfg.Functions, log: cfg.Logger, metrics: cfg.Metrics,
 		closing: make(chan struct{})}
-	s.tokens = tenantTokens(cfg.Token, cfg.Tenants)
+	s.auth, s.accounts = cfg.Auth, cfg.Accounts
+	if s.auth == nil {
+		s.auth = auth.New(auth.Config{ServerToken: cfg.Token, Tenants: cfg.Tenants})
+	}
 	s.reg = cfg.Registry
 	s.kube = cfg.Kube
 	s.enable = cfg.KubeEnable

@@ -20,7 +20,8 @@ import (
 // Identity is who a token stands for.
 type Identity struct {
 	Tenant string
-	Admin  bool // the server's own token: every namespace, and the cluster-scoped CRDs
+	Admin  bool // the server's admin: every namespace, and the cluster-scoped CRDs
+	Viewer bool // a viewer of its tenant: reads only
 }
 
 // TokenReviewer resolves a bearer token to an identity; ok is false for an unknown token.
@@ -76,11 +77,12 @@ func (c *CairnTokens) Review(ctx context.Context, token string) (Identity, bool,
 		var body struct {
 			Tenant string `json:"tenant"`
 			Admin  bool   `json:"admin"`
+			Role   string `json:"role"`
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Tenant == "" {
 			return Identity{}, false, fmt.Errorf("cairn answered /v1/whoami with no tenant")
 		}
-		id = Identity{Tenant: body.Tenant, Admin: body.Admin}
+		id = Identity{Tenant: body.Tenant, Admin: body.Admin, Viewer: body.Role == "viewer"}
 	case http.StatusUnauthorized:
 	default:
 		return Identity{}, false, fmt.Errorf("cairn answered /v1/whoami with HTTP %d", resp.StatusCode)
@@ -103,6 +105,7 @@ func (c *CairnTokens) Review(ctx context.Context, token string) (Identity, bool,
 const (
 	tenantUserPrefix = "cairn:tenant:"
 	groupTenants     = "cairn:tenants"
+	groupViewers     = "cairn:viewers"
 )
 
 type tokenAuthenticator struct{ reviewer TokenReviewer }
@@ -115,6 +118,9 @@ func (a *tokenAuthenticator) AuthenticateToken(ctx context.Context, token string
 	groups := []string{user.AllAuthenticated, groupTenants}
 	if id.Admin {
 		groups = append(groups, user.SystemPrivilegedGroup)
+	}
+	if id.Viewer {
+		groups = append(groups, groupViewers)
 	}
 	return &authenticator.Response{User: &user.DefaultInfo{Name: tenantUserPrefix + id.Tenant, Groups: groups}}, true, nil
 }
@@ -150,6 +156,9 @@ func (z *tenantAuthorizer) Authorize(ctx context.Context, a authorizer.Attribute
 	}
 	if impersonating {
 		return authorizer.DecisionDeny, "only the admin may act as another user", nil
+	}
+	if slices.Contains(u.GetGroups(), groupViewers) && !a.IsReadOnly() {
+		return authorizer.DecisionDeny, fmt.Sprintf("a viewer of tenant %q may only read", tenant), nil
 	}
 	if !a.IsResourceRequest() {
 		if publicPath(a.GetPath()) {
