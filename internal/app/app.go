@@ -21,8 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/auth"
@@ -225,8 +223,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.local = &localFunctions{log: a.log}
 	plugins.kube = func(t, dir string) (provider.Provider, error) { return a.openKubePlugin(cfg, t, dir) }
 	plugins.private = privateProviders{reg: reg, fns: a.fns, local: a.local, urlClient: urlFunctionClient(policy)}
+	replica := engine.NewOwner()
+	metrics, observer := newMetrics(replica, backendName(cfg))
 	a.eng, err = engine.New(engine.Options{Store: store, Providers: a.reg, Plugins: plugins, Region: cfg.Region, AccountID: cfg.AccountID,
-		Limits: cfg.Limits, RunCode: tenantCode(cfg), ClientDirs: cfg.InProcess, RunsDir: filepath.Join(cfg.Dir, "runs")})
+		Limits: cfg.Limits, RunCode: tenantCode(cfg), ClientDirs: cfg.InProcess, RunsDir: filepath.Join(cfg.Dir, "runs"),
+		Owner: replica, Observer: observer})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the engine: %w", err)
 	}
@@ -234,8 +235,6 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var kube func() (api.KubeEndpoint, error)
 	var enable func(context.Context, api.KubeEnableRequest) (api.KubeEnableResponse, error)
 	if cfg.KubeListen != "" {

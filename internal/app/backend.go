@@ -45,3 +45,11 @@ func (a *App) authenticator(cfg Config) (*auth.Authenticator, error) {
 	}
 	return auth.New(ac), nil
 }
+
+// backendName names the state backend, for metrics.
+func backendName(cfg Config) string {
+	if cfg.Database != "" {
+		return "postgres"
+	}
+	return "sqlite"
+}

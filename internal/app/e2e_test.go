@@ -86,6 +86,20 @@ func TestDeployCustomResourceOverHTTPS(t *testing.T) {
 	if op = waitFor(t, a, op.ID); op.Status != "succeeded" {
 		t.Fatalf("delete ended %s: %s", op.Status, op.StatusReason)
 	}
+
+	// /metrics names the replica and has the provider calls and operations it ran.
+	_, metrics := get(t, http.DefaultClient, a.URL()+"/metrics", a.Token())
+	for _, want := range []string{
+		`cairn_replica_info{database="sqlite",replica="`,
+		`cairn_provider_call_duration_seconds_count{kind="create",result="ok",type="Custom::Thing"} 1`,
+		`cairn_provider_call_duration_seconds_count{kind="delete",result="ok",type="Custom::Thing"} 1`,
+		`cairn_operation_duration_seconds_count{kind="deploy",status="succeeded"} 1`,
+		`cairn_operation_duration_seconds_count{kind="delete",status="succeeded"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 // call sends a JSON request to the app's API with its token and decodes the answer.

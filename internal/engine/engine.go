@@ -48,6 +48,12 @@ type Options struct {
 	LeaseTTL time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Observer receives the durations of steps and operations; nil: none.
+	Observer Observer
+	// ScanEvery is how often the engine looks for running operations whose engine is gone
+	// (another replica died, or drained) and takes them over; default LeaseTTL/2. Negative:
+	// only at Resume.
+	ScanEvery time.Duration
 	// Limits bound every parse and evaluation of a template (see internal/budget): each
 	// request's, and each run's without its wall time. Zero fields take budget.Defaults.
 	Limits budget.Limits
@@ -191,6 +197,7 @@ type Engine struct {
 	// abandons stop a run here for good, as a lost lease does: nothing more is written and
 	// nothing is rolled back (ForceUnlock).
 	abandons map[string]context.CancelFunc
+	scanOnce sync.Once
 }
 
 // New returns an engine over o.Store and o.Providers.
@@ -221,6 +228,12 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Observer == nil {
+		o.Observer = noObserver{}
+	}
+	if o.ScanEvery == 0 {
+		o.ScanEvery = o.LeaseTTL / 2
 	}
 	if o.RunsDir != "" {
 		if err := prepareRunsDir(o.RunsDir); err != nil {
@@ -341,7 +354,35 @@ func (e *Engine) Resume(ctx context.Context) error {
 	for _, op := range ops {
 		e.goRun(op, true, nil)
 	}
+	if e.o.ScanEvery > 0 {
+		e.scanOnce.Do(func() { go e.scan() })
+	}
 	return nil
+}
+
+// scan takes over, every ScanEvery until the engine stops, the running operations whose
+// engine is gone: another replica that died (its lease expired, or its process is gone) or
+// drained (it let its lease expire at once).
+func (e *Engine) scan() {
+	t := time.NewTicker(e.o.ScanEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.runCtx.Done():
+			return
+		case <-t.C:
+		}
+		ops, err := e.store.ListRunningOperations(e.runCtx)
+		if err != nil {
+			continue // the database is away (restarting): the next tick tries again
+		}
+		for _, op := range ops {
+			if op.Owner != e.o.Owner && e.now().Before(op.LeaseExpires) && e.o.OwnerAlive(op.Owner) {
+				continue // another live engine runs it
+			}
+			e.goRun(op, true, nil) // a no-op for an operation running here
+		}
+	}
 }
 
 // goRun runs op in the background; claim says the lease must be claimed first (resumption).
@@ -376,6 +417,7 @@ func (e *Engine) goRun(op state.Operation, claim bool, ho *handoff) {
 			}
 		}
 		e.execute(op, ho)
+		e.observeOperation(op.ID)
 	}()
 }
 

@@ -12,7 +12,11 @@ import (
 
 // defaultOwner names this engine in operation leases as HOST:PID:RANDOM, so that an engine
 // on the same host can tell that a lease's holder is a process that no longer exists.
-func defaultOwner() string {
+func defaultOwner() string { return NewOwner() }
+
+// NewOwner returns a fresh name for an engine in operation leases: HOST:PID:RANDOM, which
+// OwnerAlive's default understands.
+func NewOwner() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), newID()[:8])
 }
@@ -81,3 +85,6 @@ func makeRunDir(runs string) (string, error) {
 	}
 	return os.MkdirTemp(parent, "run-")
 }
+
+// Owner names this engine in operation leases: the replica's identity.
+func (e *Engine) Owner() string { return e.o.Owner }

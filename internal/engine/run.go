@@ -144,6 +144,8 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 		// Stopped by a shutdown, to be resumed later: not a death (see the crash-loop breaker).
 		if o, gerr := e.store.GetOperation(context.WithoutCancel(ctx), op.ID); gerr == nil && o.Status == state.Running {
 			e.markCleanStop(context.WithoutCancel(ctx), op)
+			// Hand it over: a lease that ends now lets another replica take it at its next scan.
+			_ = e.store.ClaimOperation(context.WithoutCancel(ctx), op.ID, e.o.Owner, e.now())
 		}
 	}
 	if err != nil && e.runCtx.Err() == nil && base.Err() == nil {
@@ -312,6 +314,7 @@ func (r *run) end(ctx context.Context, key, token string, failed bool, d detail,
 	if je.Seq, err = r.e.store.Append(context.WithoutCancel(ctx), je, writes...); err != nil {
 		return fmt.Errorf("cannot journal %s: %w", key, err)
 	}
+	r.observeStep(key, failed, je.At, writes)
 	r.mu.Lock()
 	r.journal[key] = append(r.journal[key], je)
 	r.mu.Unlock()

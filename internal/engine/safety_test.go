@@ -233,6 +233,11 @@ func TestCancelWhileResuming(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			h, op := abandonedDeploy(t)
+			if tc.ownerAlive { // a live engine elsewhere holds it (a clean stop handed it over)
+				if err := h.store.ClaimOperation(context.Background(), op.ID, "elsewhere:1:x", time.Now().Add(time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			// B blocks until cancelled here too, so the run cannot finish before the Cancel arrives.
 			e := engineOn(t, h.store, blockingB(make(chan struct{}, 10)), engine.Options{OwnerAlive: func(string) bool { return tc.ownerAlive }})
 			if tc.resume {
@@ -266,6 +271,33 @@ func TestCancelWhileResuming(t *testing.T) {
 
 // abandonedDeploy leaves a deploy of chain running in the store of the harness it returns:
 // the engine that ran it was shut down while B blocked, and its lease has an hour left.
+// TestDrainHandsOver: an engine that shuts down mid-operation hands its lease over, and
+// another replica, running since before (its Resume found nothing), takes the operation at its
+// next scan, long before the lease of an hour would have expired, though every holder looks
+// alive (another machine's).
+func TestDrainHandsOver(t *testing.T) {
+	started := make(chan struct{}, 10)
+	h := newHarness(t, blockingB(started))
+	other := engineOn(t, h.store, &providertest.Fake{}, engine.Options{LeaseTTL: time.Hour, ScanEvery: 50 * time.Millisecond,
+		OwnerAlive: func(string) bool { return true }})
+	if err := other.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	first := engineOn(t, h.store, blockingB(started), engine.Options{LeaseTTL: time.Hour, ScanEvery: -1,
+		OwnerAlive: func(string) bool { return true }})
+	op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	start := time.Now()
+	first.Shutdown(context.Background())
+	if got := waitOn(other, op.ID); got.Status != state.Succeeded {
+		t.Fatalf("the drained operation: %+v, want succeeded by the other engine", got)
+	}
+	t.Logf("handed over and finished in %v", time.Since(start))
+}
+
 func abandonedDeploy(t *testing.T) (*harness, api.Operation) {
 	t.Helper()
 	started := make(chan struct{}, 10)
