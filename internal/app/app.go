@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/auth"
 	"github.com/cairn-dev/cairn/internal/budget"
