@@ -162,6 +162,10 @@ func (p *Provider) wait(ctx context.Context, c call, e expectation, r Request, t
 			if n.body != nil {
 				return outcomeOf(e, c.kind, n.body), nil
 			}
+			if n.recheck {
+				interval = p.poll
+				continue
+			}
 			if n.note != "" {
 				provider.ReportProgress(ctx, n.note)
 				interval = p.poll // the answer may follow soon: look again sooner

@@ -329,6 +329,29 @@ func TestWaitingCall(t *testing.T) {
 			t.Errorf("PUT statuses: -want +got:\n%s", diff)
 		}
 	})
+	t.Run("RecheckReadsAResponseSavedElsewhere", func(t *testing.T) {
+		// Another replica's response handler saved the answer; Recheck makes the wait read
+		// it at once, though the next poll is an hour away.
+		r := newRig(t)
+		r.p.poll, r.p.maxPoll = time.Hour, time.Hour
+		h := &fakeHandler{t: t, respond: func(ev map[string]any) map[string]any {
+			go func() {
+				time.Sleep(100 * time.Millisecond) // the wait is parked on its hour-long poll by now
+				body, _ := json.Marshal(succeed(nil)(ev))
+				if _, err := r.store.SaveResponse(context.Background(), ev["RequestId"].(string), body, testNow); err != nil {
+					t.Error(err)
+				}
+				r.p.Recheck(ev["RequestId"].(string))
+			}()
+			return nil
+		}}
+		token := r.handle("/h", h)
+		// Without the recheck the run would wait the hour (the test's timeout fails it).
+		o, err := r.p.run(context.Background(), call{kind: reqCreate, res: cfnResource, token: "tok", props: tokenProps(token, nil)})
+		if err != nil || o.diags.HasErrors() || o.id != "phys-Thing" {
+			t.Fatalf("run: %+v %v", o, err)
+		}
+	})
 	t.Run("ContextCancelled", func(t *testing.T) {
 		r := newRig(t)
 		token := r.handle("/h", &fakeHandler{t: t})

@@ -80,9 +80,10 @@ var _ provider.Provider = (*Provider)(nil)
 // response for it was rejected in a way that fails the call (reject), or, with note, why it is
 // still waiting (reported as progress; the wait goes on).
 type notice struct {
-	body   []byte
-	reject *rejection
-	note   string
+	body    []byte
+	reject  *rejection
+	note    string
+	recheck bool // a response may be in the Store: read it now
 }
 
 // New returns a Provider for cfg.
@@ -166,6 +167,10 @@ func (p *Provider) subscribe(id string) (<-chan notice, func()) {
 
 // notify wakes the waiters of request id without blocking: a waiter that already has a
 // notice pending keeps the first one (a stored response always wins, and it is re-read).
+// Recheck tells a wait for request id, if one runs here, to read the Store now rather than at
+// its next poll: another process (a replica behind the same load balancer) saved a response.
+func (p *Provider) Recheck(id string) { p.notify(id, notice{recheck: true}) }
+
 func (p *Provider) notify(id string, n notice) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
