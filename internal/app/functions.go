@@ -63,7 +63,8 @@ func (f fnStore) ReplaceFunction(ctx context.Context, d function.Definition) err
 
 func stored(d function.Definition) state.Function {
 	return state.Function{Tenant: d.Tenant, Name: d.Name, Kind: string(d.Kind), URL: d.URL, Handler: d.Handler,
-		CodeDir: d.CodeDir, Timeout: d.Timeout, MemoryMB: d.MemoryMB, Concurrency: d.Concurrency, Env: d.Env, CreatedAt: d.CreatedAt}
+		CodeDir: d.CodeDir, Timeout: d.Timeout, MemoryMB: d.MemoryMB, Concurrency: d.Concurrency, Env: d.Env, CreatedAt: d.CreatedAt,
+		Code: d.Code}
 }
 
 func (f fnStore) GetFunction(ctx context.Context, tenant, name string) (function.Definition, error) {
@@ -89,6 +90,14 @@ func (f fnStore) DeleteFunction(ctx context.Context, tenant, name string) error 
 		return fmt.Errorf("%w: %s", function.ErrNotFound, name)
 	}
 	return err
+}
+
+func (f fnStore) FunctionCode(ctx context.Context, tenant, name string) ([]byte, error) {
+	code, err := f.s.FunctionCode(ctx, tenant, name)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", function.ErrNotFound, name)
+	}
+	return code, err
 }
 
 func definition(f state.Function) function.Definition {

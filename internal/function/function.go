@@ -57,6 +57,9 @@ type Definition struct {
 	// function's processes.
 	Env       map[string]string
 	CreatedAt time.Time
+	// Code is the zip Create or Update took, for the Store to keep: a replica that lacks
+	// CodeDir unpacks it (Manager.localCode). Definitions read from the Store leave it nil.
+	Code []byte
 }
 
 // Errors.

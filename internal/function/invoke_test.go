@@ -3,6 +3,8 @@ package function
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +50,39 @@ func TestRuntimeAPIConformance(t *testing.T) {
 	}
 	_, again := invoke(t, m, "echo", `{}`)
 	if again["pid"] != out["pid"] {
+		t.Errorf("second invocation ran in process %v, want the warm process %v", again["pid"], out["pid"])
+	}
+}
+
+// TestAnotherReplicaInvokes: a function created through one replica runs on another that
+// shares its database but not its disk: the other unpacks the stored zip into its own
+// directory, once.
+func TestAnotherReplicaInvokes(t *testing.T) {
+	store := &memStore{m: map[string]Definition{}}
+	a, err := New(Config{Store: store, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	bDir := t.TempDir()
+	b, err := New(Config{Store: store, Dir: bDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	d := create(t, a, "echo", "echo", nil)
+	if err := os.RemoveAll(d.CodeDir); err != nil { // as if it were on another machine
+		t.Fatal(err)
+	}
+	r, out := invoke(t, b, "echo", `{"say":"hi"}`)
+	if r.Error != nil {
+		t.Fatalf("invoke on the other replica: %v", r.Error)
+	}
+	want := filepath.Join(bDir, "code", filepath.Base(d.CodeDir))
+	if out["cwd"] != want {
+		t.Errorf("ran in %v, want the other replica's copy %s", out["cwd"], want)
+	}
+	if _, again := invoke(t, b, "echo", `{}`); again["pid"] != out["pid"] {
 		t.Errorf("second invocation ran in process %v, want the warm process %v", again["pid"], out["pid"])
 	}
 }

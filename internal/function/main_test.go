@@ -99,6 +99,16 @@ func (s *memStore) ReplaceFunction(_ context.Context, d Definition) error {
 	return nil
 }
 
+func (s *memStore) FunctionCode(_ context.Context, tenant, name string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.m[Definition{Tenant: tenant, Name: name}.key()]
+	if !ok {
+		return nil, fmt.Errorf("function %s: %w", name, ErrNotFound)
+	}
+	return d.Code, nil
+}
+
 func (s *memStore) GetFunction(_ context.Context, tenant, name string) (Definition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,6 +116,7 @@ func (s *memStore) GetFunction(_ context.Context, tenant, name string) (Definiti
 	if !ok {
 		return Definition{}, fmt.Errorf("function %s: %w", name, ErrNotFound)
 	}
+	d.Code = nil // as a real store: only FunctionCode reads it
 	return d, nil
 }
 

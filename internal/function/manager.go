@@ -32,6 +32,8 @@ type Store interface {
 	ReplaceFunction(ctx context.Context, d Definition) error
 	// DeleteFunction removes tenant's function name, or returns an error wrapping ErrNotFound.
 	DeleteFunction(ctx context.Context, tenant, name string) error
+	// FunctionCode returns the zip of tenant's function name (nil: none kept).
+	FunctionCode(ctx context.Context, tenant, name string) ([]byte, error)
 }
 
 // Config configures a Manager. Store and Dir are required.
@@ -158,7 +160,7 @@ func (m *Manager) prepareDefinition(ctx context.Context, d Definition, code []by
 			_ = os.RemoveAll(dir)
 			return Definition{}, err
 		}
-		d.CodeDir = dir
+		d.CodeDir, d.Code = dir, code
 		if err := checkEntrypoint(d); err != nil {
 			_ = os.RemoveAll(dir)
 			return Definition{}, err
@@ -342,6 +344,9 @@ func (m *Manager) prepare(ctx context.Context, name string, payload []byte) (*po
 	if err != nil {
 		return nil, nil, err
 	}
+	if d, err = m.localCode(ctx, d); err != nil {
+		return nil, nil, err
+	}
 	p, err := m.pool(d)
 	if err != nil {
 		return nil, nil, err
@@ -399,4 +404,42 @@ func (m *Manager) Close() error {
 	case <-time.After(10 * time.Second):
 	}
 	return nil
+}
+
+// localCode makes sure d's code is unpacked on this replica. A function created through
+// another replica sharing the database has its code directory on that replica's disk: its
+// zip, kept in the store, is unpacked here under the same directory name, once.
+func (m *Manager) localCode(ctx context.Context, d Definition) (Definition, error) {
+	if d.Kind == KindURL || d.CodeDir == "" {
+		return d, nil
+	}
+	if _, err := os.Stat(d.CodeDir); err == nil {
+		return d, nil
+	}
+	local := filepath.Join(m.cfg.Dir, "code", filepath.Base(d.CodeDir))
+	if _, err := os.Stat(local); err == nil {
+		d.CodeDir = local
+		return d, nil
+	}
+	code, err := m.store.FunctionCode(ctx, d.Tenant, d.Name)
+	if err != nil {
+		return d, err
+	}
+	if len(code) == 0 {
+		return d, fmt.Errorf("function %s: its code is on another replica's disk and the store has no copy of it "+
+			"(it was created before cairn kept one): update the function to store its code", d.Name)
+	}
+	tmp := local + ".unpack-" + newRequestID()[:8]
+	if err := unzip(code, tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return d, err
+	}
+	if err := os.Rename(tmp, local); err != nil {
+		_ = os.RemoveAll(tmp)
+		if _, serr := os.Stat(local); serr != nil { // not another invocation's unpacking first
+			return d, fmt.Errorf("cannot unpack the code of function %s: %w", d.Name, err)
+		}
+	}
+	d.CodeDir = local
+	return d, nil
 }

@@ -19,6 +19,9 @@ type Function struct {
 	MemoryMB    int
 	Concurrency int
 	Env         map[string]string // sealed at rest: values may be secrets
+	// Code is the code's zip as uploaded, so that every replica can unpack it: written by
+	// PutFunction and ReplaceFunction, read only by FunctionCode (Get and List leave it nil).
+	Code []byte
 	CreatedAt   time.Time
 }
 
@@ -41,4 +44,7 @@ type Functions interface {
 	// DeleteFunction removes tenant's function called name, or returns an error wrapping
 	// ErrNotFound.
 	DeleteFunction(ctx context.Context, tenant, name string) error
+	// FunctionCode returns the code zip of tenant's function called name (nil for none), or
+	// an error wrapping ErrNotFound.
+	FunctionCode(ctx context.Context, tenant, name string) ([]byte, error)
 }

@@ -24,8 +24,8 @@ func (s *Store) PutFunction(ctx context.Context, f state.Function) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO functions (`+functionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		key, f.Kind, f.URL, f.Handler, f.CodeDir, f.Timeout.Milliseconds(), f.MemoryMB, f.Concurrency, ms(f.CreatedAt), tenantOf(f.Tenant), env)
+	_, err = s.w.ExecContext(ctx, `INSERT INTO functions (`+functionCols+`, code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		key, f.Kind, f.URL, f.Handler, f.CodeDir, f.Timeout.Milliseconds(), f.MemoryMB, f.Concurrency, ms(f.CreatedAt), tenantOf(f.Tenant), env, f.Code)
 	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
 		return fmt.Errorf("function %s: %w", f.Name, state.ErrFunctionExists)
 	}
@@ -44,8 +44,8 @@ func (s *Store) ReplaceFunction(ctx context.Context, f state.Function) error {
 		return err
 	}
 	res, err := s.w.ExecContext(ctx, `UPDATE functions SET kind = ?, url = ?, handler = ?, code_dir = ?, timeout_ms = ?,
-		memory_mb = ?, concurrency = ?, env = ? WHERE name = ?`,
-		f.Kind, f.URL, f.Handler, f.CodeDir, f.Timeout.Milliseconds(), f.MemoryMB, f.Concurrency, env, key)
+		memory_mb = ?, concurrency = ?, env = ?, code = ? WHERE name = ?`,
+		f.Kind, f.URL, f.Handler, f.CodeDir, f.Timeout.Milliseconds(), f.MemoryMB, f.Concurrency, env, f.Code, key)
 	if err != nil {
 		return fmt.Errorf("cannot store function %s: %w", f.Name, err)
 	}
@@ -118,4 +118,14 @@ func (s *Store) scanFunction(r scanner) (state.Function, error) {
 		}
 	}
 	return f, nil
+}
+
+// FunctionCode returns the code zip of tenant's function called name.
+func (s *Store) FunctionCode(ctx context.Context, tenant, name string) ([]byte, error) {
+	var code []byte
+	err := s.r.QueryRowContext(ctx, `SELECT code FROM functions WHERE name = ?`, functionKey(tenant, name)).Scan(&code)
+	if err != nil {
+		return nil, fmt.Errorf("function %s: %w", name, noRow(err))
+	}
+	return code, nil
 }

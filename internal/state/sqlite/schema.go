@@ -212,4 +212,8 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_by_tenant ON audit (tenant, seq);
 `,
+	// 13: a function's code zip, so that a replica without its code directory unpacks it.
+	`
+ALTER TABLE functions ADD COLUMN code BLOB;
+`,
 }
