@@ -36,7 +36,7 @@ func (a *App) startKube(ctx context.Context, cfg Config) error {
 	}
 	a.kubeHosts = cfg.KubeHosts
 	a.kube, err = kubeproc.Start(ctx, kubeproc.Config{Binary: cfg.KubeBinary, Listen: cfg.KubeListen, Dir: dir,
-		CairnURL: a.url, Hosts: cfg.KubeHosts, Logger: a.log})
+		CairnURL: a.url, Hosts: cfg.KubeHosts, Logger: a.log, Database: cfg.Database})
 	if err != nil {
 		return fmt.Errorf("cannot serve the kube API: %w", err)
 	}

@@ -30,6 +30,9 @@ type Config struct {
 	Dir      string // its store and certificate
 	CairnURL string // the cairn API it checks tokens with
 	Hosts    []string
+	// Database is cairn's PostgreSQL URL, which cairn-kube then keeps its objects and
+	// namespace claims in, shared by every replica; "": SQLite in Dir.
+	Database string
 	Logger   *slog.Logger
 }
 
@@ -108,6 +111,9 @@ func (p *Proc) launch(ctx context.Context) (wait func() error, err error) {
 		args = append(args, "--hosts", strings.Join(p.cfg.Hosts, ","))
 	}
 	cmd := exec.Command(p.cfg.Binary, args...)
+	if p.cfg.Database != "" {
+		cmd.Env = append(os.Environ(), EnvDatabase+"="+p.cfg.Database)
+	}
 	setPdeathsig(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -242,10 +248,12 @@ func (t *tailWriter) tail() string {
 // to act as (the stack's tenant, by impersonation). kube/provider reads the same names.
 const (
 	EnvServer = "CAIRNKUBE_SERVER"
-	EnvCA     = "CAIRNKUBE_CA_FILE"
-	EnvToken  = "CAIRNKUBE_TOKEN"
-	EnvAs     = "CAIRNKUBE_AS"
-	EnvGuard  = "CAIRNKUBE_GUARD" // "1": kubeconfig endpoints on loopback or link-local refused
+	// EnvDatabase gives cairn-kube cairn's PostgreSQL URL (kube/server.EnvDatabase).
+	EnvDatabase = "CAIRNKUBE_DATABASE"
+	EnvCA       = "CAIRNKUBE_CA_FILE"
+	EnvToken    = "CAIRNKUBE_TOKEN"
+	EnvAs       = "CAIRNKUBE_AS"
+	EnvGuard    = "CAIRNKUBE_GUARD" // "1": kubeconfig endpoints on loopback or link-local refused
 )
 
 // reachable is url with an unspecified listen address (0.0.0.0, ::) as 127.0.0.1, the address

@@ -21,8 +21,8 @@ type Function struct {
 	Env         map[string]string // sealed at rest: values may be secrets
 	// Code is the code's zip as uploaded, so that every replica can unpack it: written by
 	// PutFunction and ReplaceFunction, read only by FunctionCode (Get and List leave it nil).
-	Code []byte
-	CreatedAt   time.Time
+	Code      []byte
+	CreatedAt time.Time
 }
 
 // ErrFunctionExists is returned by PutFunction when the name is taken.

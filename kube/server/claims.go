@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for a PostgreSQL shared by replicas
 	_ "modernc.org/sqlite"
 )
 
@@ -14,8 +16,24 @@ import (
 // once made, never changes, so answers are kept in memory.
 type Claims struct {
 	db    *sql.DB
+	pg    bool // PostgreSQL: $1 placeholders
 	mu    sync.Mutex
 	owner map[string]string
+}
+
+// OpenClaimsPostgres opens (or creates) the claims in the PostgreSQL database at url, which
+// every replica's cairn-kube shares.
+func OpenClaimsPostgres(url string) (*Claims, error) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(4)
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS namespace_claims (namespace TEXT PRIMARY KEY, tenant TEXT NOT NULL)`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cannot open the namespace claims: %w", err)
+	}
+	return &Claims{db: db, pg: true, owner: map[string]string{}}, nil
 }
 
 // OpenClaims opens (or creates) the claims of dir.
@@ -41,7 +59,7 @@ func (c *Claims) ownerLocked(ctx context.Context, ns string) (string, error) {
 		return t, nil
 	}
 	var t string
-	err := c.db.QueryRowContext(ctx, `SELECT tenant FROM namespace_claims WHERE namespace = ?`, ns).Scan(&t)
+	err := c.db.QueryRowContext(ctx, c.q(`SELECT tenant FROM namespace_claims WHERE namespace = ?`), ns).Scan(&t)
 	if err == sql.ErrNoRows {
 		return "", nil
 	}
@@ -59,9 +77,27 @@ func (c *Claims) Claim(ctx context.Context, ns, tenant string) (string, error) {
 	if t, err := c.ownerLocked(ctx, ns); err != nil || t != "" {
 		return t, err
 	}
-	if _, err := c.db.ExecContext(ctx, `INSERT INTO namespace_claims (namespace, tenant) VALUES (?, ?) ON CONFLICT DO NOTHING`, ns, tenant); err != nil {
+	if _, err := c.db.ExecContext(ctx, c.q(`INSERT INTO namespace_claims (namespace, tenant) VALUES (?, ?) ON CONFLICT DO NOTHING`), ns, tenant); err != nil {
 		return "", fmt.Errorf("cannot claim namespace %q: %w", ns, err)
 	}
 	delete(c.owner, ns)
 	return c.ownerLocked(ctx, ns)
+}
+
+// q is query with PostgreSQL's numbered placeholders when the claims are there.
+func (c *Claims) q(query string) string {
+	if !c.pg {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

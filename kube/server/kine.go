@@ -12,9 +12,9 @@ import (
 )
 
 // startKine serves the etcd protocol the apiserver stores through, from the SQLite file
-// kube.db in dir, on a unix socket only this user can reach. Its settings are the defaults of
+// kube.db in dir (or the PostgreSQL database at database, when set), on a unix socket only this user can reach. Its settings are the defaults of
 // kine's own flags (its Config has no usable zero value).
-func startKine(ctx context.Context, dir string) ([]string, error) {
+func startKine(ctx context.Context, dir, database string) ([]string, error) {
 	socket := filepath.Join(dir, "kine.sock")
 	if len(socket) > 100 { // sun_path holds 108 bytes
 		f, err := os.MkdirTemp("", "cairn-kine")
@@ -25,6 +25,9 @@ func startKine(ctx context.Context, dir string) ([]string, error) {
 	}
 	db := "sqlite://" + filepath.Join(dir, "kube.db") +
 		"?_journal_mode=WAL&_busy_timeout=30000&_synchronous=NORMAL&_txlock=immediate&_stmt_cache_size=20&cache=shared"
+	if database != "" {
+		db = database // kine's pgsql driver: its table "kine", beside cairn's, shared by every replica
+	}
 	cfg := endpoint.Config{
 		Listener: "unix://" + socket,
 		Endpoint: db,

@@ -41,6 +41,11 @@ import (
 // it is built from.
 const Version = "1.37.2"
 
+// EnvDatabase names the environment variable that gives cairn-kube the PostgreSQL URL of
+// cairn's database (internal/kubeproc sets it): in the environment, not on a command line
+// every user of the machine can read.
+const EnvDatabase = "CAIRNKUBE_DATABASE"
+
 // Config says where and for whom to serve.
 type Config struct {
 	// Listen is the HTTPS address, host:port ("127.0.0.1:0" picks a port).
@@ -55,6 +60,9 @@ type Config struct {
 	Tokens TokenReviewer
 	// Claims records which tenant owns each namespace.
 	Claims *Claims
+	// Database, when set, is the PostgreSQL URL the objects are kept in (kine's pgsql
+	// driver), shared with cairn and every replica; empty: Dir/kube.db.
+	Database string
 }
 
 // Server is a running kube API.
@@ -72,7 +80,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	etcd, err := startKine(ctx, cfg.Dir)
+	etcd, err := startKine(ctx, cfg.Dir, cfg.Database)
 	if err != nil {
 		return nil, err
 	}

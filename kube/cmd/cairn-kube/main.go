@@ -41,6 +41,17 @@ func run(listen, dir, cairnURL, hosts string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The database URL comes in the environment, not on the command line, where any user of
+	// the machine could read its password.
+	database := os.Getenv(server.EnvDatabase)
+	if database != "" {
+		claims, err := server.OpenClaimsPostgres(database)
+		if err != nil {
+			return err
+		}
+		defer claims.Close()
+		return serve(ctx, listen, dir, cairnURL, hosts, database, claims)
+	}
 	claims, err := server.OpenClaims(dir)
 	if err != nil {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -51,12 +62,16 @@ func run(listen, dir, cairnURL, hosts string) error {
 		}
 	}
 	defer claims.Close()
+	return serve(ctx, listen, dir, cairnURL, hosts, "", claims)
+}
+
+func serve(ctx context.Context, listen, dir, cairnURL, hosts, database string, claims *server.Claims) error {
 	var extra []string
 	if hosts != "" {
 		extra = strings.Split(hosts, ",")
 	}
 	s, err := server.Start(ctx, server.Config{Listen: listen, Dir: dir, Hosts: extra,
-		Tokens: &server.CairnTokens{URL: cairnURL}, Claims: claims})
+		Tokens: &server.CairnTokens{URL: cairnURL}, Claims: claims, Database: database})
 	if err != nil {
 		return err
 	}
