@@ -1,0 +1,97 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Channel is the NOTIFY channel on which a store announces, with the stack's key as payload,
+// a change of a stack's row or operation and every event it appends. The notification is
+// sent in the transaction that writes the change, so it arrives only once the change is
+// visible, and never for one rolled back.
+const Channel = "cairn_events"
+
+const notifyQuery = `SELECT pg_notify('` + Channel + `', $1)`
+
+// Watch timings: how long a listening connection may be silent before it is pinged, and the
+// bounds of the wait between reconnection attempts.
+const (
+	watchIdle  = 30 * time.Second
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// Watch calls wake on every notification on Channel, from whichever store (replica) sent it,
+// until ctx ends or the store is closed. It holds a connection of its own (not one of the
+// pool's) that LISTENs; when the connection drops (PostgreSQL restarted, the network failed),
+// it connects again, waiting from 100ms up to 5s between attempts. wake is also called each
+// time listening starts, the first time included, since events may have been sent while no
+// one listened: a caller re-reads what it follows on every wake. Calls to wake come from one
+// goroutine, one at a time; a slow wake delays the next (notifications queue meanwhile).
+func (s *Store) Watch(ctx context.Context, wake func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cfg := s.pool.Config().ConnConfig
+	backoff := minBackoff
+	for {
+		listening := s.listen(ctx, cfg, wake)
+		if listening {
+			backoff = minBackoff
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// listen connects, LISTENs and calls wake until the connection fails or ctx ends. It reports
+// whether it got as far as listening.
+func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig, wake func()) bool {
+	conn, err := pgx.ConnectConfig(ctx, cfg.Copy())
+	if err != nil {
+		return false
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = conn.Close(closeCtx)
+	}()
+	if _, err := conn.Exec(ctx, `LISTEN `+Channel); err != nil {
+		return false
+	}
+	wake()
+	for {
+		waitCtx, cancel := context.WithTimeout(ctx, watchIdle)
+		_, err := conn.WaitForNotification(waitCtx)
+		cancel()
+		switch {
+		case err == nil:
+			wake()
+		case ctx.Err() != nil:
+			return true
+		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
+			// Silence: make sure the server is still there (a dead peer sends no error).
+			pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := conn.Ping(pingCtx)
+			cancel()
+			if err != nil {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+}
