@@ -135,6 +135,7 @@ type App struct {
 	kubeHosts []string       // --kube-host: the first is the name /v1/kube advertises
 	plugins   *plugins
 	stopSync  context.CancelFunc // ends the kube reconciler; nil when none runs
+	stopWatch context.CancelFunc // ends the watch of other replicas' writes; nil when none runs
 	fresh     newConns           // connections without a request yet: closed at once on Shutdown
 	listeners []net.Listener     // closed by closeAll even if never served
 	serving   sync.WaitGroup
@@ -233,6 +234,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err := a.eng.Resume(ctx); err != nil {
 		return nil, err
 	}
+	a.watchReplicas(cr)
 
 	var kube func() (api.KubeEndpoint, error)
 	var enable func(context.Context, api.KubeEnableRequest) (api.KubeEnableResponse, error)
@@ -321,6 +323,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	var errs []error
 	if a.stopSync != nil {
 		a.stopSync()
+	}
+	if a.stopWatch != nil {
+		a.stopWatch()
 	}
 	if a.api != nil {
 		a.api.Close()

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 
 	"github.com/cairn-dev/cairn/internal/auth"
+	"github.com/cairn-dev/cairn/internal/provider/customresource"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/state"
+	"github.com/cairn-dev/cairn/internal/state/postgres"
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
 )
 
@@ -21,6 +23,13 @@ type backend interface {
 
 // openBackend opens the state: cfg.Database when set, else SQLite in cfg.Dir.
 func openBackend(ctx context.Context, cfg Config, ring *secrets.Keyring) (backend, error) {
+	if cfg.Database != "" {
+		store, err := postgres.Open(ctx, cfg.Database, postgres.Options{Keyring: ring})
+		if err != nil {
+			return nil, fmt.Errorf("cannot open state: %w", err)
+		}
+		return store, nil
+	}
 	store, err := sqlite.Open(filepath.Join(cfg.Dir, "state.db"), sqlite.Options{Keyring: ring})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open state: %w", err)
@@ -52,4 +61,17 @@ func backendName(cfg Config) string {
 		return "postgres"
 	}
 	return "sqlite"
+}
+
+// watchReplicas, when the state is shared (PostgreSQL), wakes the long polls when another
+// replica writes an event, and a custom-resource wait here when another replica took its
+// response, until the app stops. SQLite has one process: nothing to hear.
+func (a *App) watchReplicas(cr *customresource.Provider) {
+	pg, ok := a.store.(*postgres.Store)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stopWatch = cancel
+	go pg.Listen(ctx, postgres.Listeners{Events: a.eng.Wake, Response: cr.Recheck})
 }

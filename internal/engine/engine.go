@@ -255,6 +255,9 @@ func (e *Engine) Notify() <-chan struct{} {
 	return e.notify
 }
 
+// Wake wakes the long polls, as a new event does: another replica wrote one.
+func (e *Engine) Wake() { e.wake() }
+
 func (e *Engine) wake() {
 	e.mu.Lock()
 	close(e.notify)

@@ -380,5 +380,9 @@ func (s *Store) SaveCustomResponse(ctx context.Context, id string, body []byte, 
 	if err != nil {
 		return false, fmt.Errorf("cannot save response to custom request %s: %w", id, err)
 	}
+	if first {
+		// After the commit: a notification lost to a crash here leaves the waiter its poll.
+		_, _ = s.pool.Exec(ctx, `SELECT pg_notify('`+ResponseChannel+`', $1)`, id)
+	}
 	return first, nil
 }

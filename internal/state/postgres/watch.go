@@ -16,6 +16,19 @@ const Channel = "cairn_events"
 
 const notifyQuery = `SELECT pg_notify('` + Channel + `', $1)`
 
+// ResponseChannel announces, with its RequestId as payload, a custom-resource response saved
+// first (SaveCustomResponse): the replica waiting for it reads it at once instead of at its
+// next poll.
+const ResponseChannel = "cairn_responses"
+
+// Listeners are what Listen calls; nil fields are not called.
+type Listeners struct {
+	// Events is called on every notification on Channel, and each time listening starts.
+	Events func()
+	// Response is called with the RequestId of every notification on ResponseChannel.
+	Response func(requestID string)
+}
+
 // Watch timings: how long a listening connection may be silent before it is pinged, and the
 // bounds of the wait between reconnection attempts.
 const (
@@ -32,6 +45,14 @@ const (
 // one listened: a caller re-reads what it follows on every wake. Calls to wake come from one
 // goroutine, one at a time; a slow wake delays the next (notifications queue meanwhile).
 func (s *Store) Watch(ctx context.Context, wake func()) {
+	s.Listen(ctx, Listeners{Events: wake})
+}
+
+// Listen is Watch with a listener for responses too.
+func (s *Store) Listen(ctx context.Context, ls Listeners) {
+	if ls.Events == nil {
+		ls.Events = func() {}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -44,7 +65,7 @@ func (s *Store) Watch(ctx context.Context, wake func()) {
 	cfg := s.pool.Config().ConnConfig
 	backoff := minBackoff
 	for {
-		listening := s.listen(ctx, cfg, wake)
+		listening := s.listen(ctx, cfg, ls)
 		if listening {
 			backoff = minBackoff
 		}
@@ -59,7 +80,7 @@ func (s *Store) Watch(ctx context.Context, wake func()) {
 
 // listen connects, LISTENs and calls wake until the connection fails or ctx ends. It reports
 // whether it got as far as listening.
-func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig, wake func()) bool {
+func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig, ls Listeners) bool {
 	conn, err := pgx.ConnectConfig(ctx, cfg.Copy())
 	if err != nil {
 		return false
@@ -72,14 +93,21 @@ func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig, wake func()) bo
 	if _, err := conn.Exec(ctx, `LISTEN `+Channel); err != nil {
 		return false
 	}
-	wake()
+	if ls.Response != nil {
+		if _, err := conn.Exec(ctx, `LISTEN `+ResponseChannel); err != nil {
+			return false
+		}
+	}
+	ls.Events()
 	for {
 		waitCtx, cancel := context.WithTimeout(ctx, watchIdle)
-		_, err := conn.WaitForNotification(waitCtx)
+		n, err := conn.WaitForNotification(waitCtx)
 		cancel()
 		switch {
+		case err == nil && n.Channel == ResponseChannel:
+			ls.Response(n.Payload)
 		case err == nil:
-			wake()
+			ls.Events()
 		case ctx.Err() != nil:
 			return true
 		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():

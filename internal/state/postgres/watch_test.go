@@ -135,3 +135,42 @@ func TestWatchReconnects(t *testing.T) {
 	}
 	wantWake(t, wakes, "an event appended after the restart")
 }
+
+// TestListenResponses: a replica hears, with its RequestId, the first response another saved,
+// and not a second one (it stored nothing).
+func TestListenResponses(t *testing.T) {
+	ctx := t.Context()
+	a, b := replicas(t)
+	got := make(chan string, 16)
+	lctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	started := make(chan struct{}, 16)
+	go func() {
+		defer close(done)
+		b.Listen(lctx, Listeners{Events: func() { started <- struct{}{} }, Response: func(id string) { got <- id }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	<-started
+	if _, _, err := a.PutCustomRequest(ctx, state.CustomRequest{ID: "req-1", Stack: "s", LogicalID: "R", Expires: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if first, err := a.SaveCustomResponse(ctx, "req-1", []byte(`{"Status":"SUCCESS"}`), time.Now()); err != nil || !first {
+		t.Fatalf("SaveCustomResponse: %v %v", first, err)
+	}
+	select {
+	case id := <-got:
+		if id != "req-1" {
+			t.Errorf("heard response %q, want req-1", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other replica did not hear the response")
+	}
+	if first, _ := a.SaveCustomResponse(ctx, "req-1", []byte(`{"Status":"FAILED"}`), time.Now()); first {
+		t.Fatal("a second response was stored")
+	}
+	select {
+	case id := <-got:
+		t.Errorf("heard %q for a response that was not stored", id)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
