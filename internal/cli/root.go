@@ -70,7 +70,7 @@ func (r *runner) rootCommand() *cobra.Command {
 	root.AddCommand(r.stateCommand())
 	root.AddCommand(r.refreshCommand())
 	root.AddCommand(r.kubeCommand())
-	root.AddCommand(r.tokenCommand(), r.auditCommand(), r.backupCommand())
+	root.AddCommand(r.tokenCommand(), r.auditCommand(), r.backupCommand(), r.migrateCommand())
 	root.AddCommand(r.initCommand())
 	root.AddCommand(r.versionCommand())
 	root.AddCommand(r.completionCommand())

@@ -275,3 +275,7 @@ func noRow(err error) error {
 	}
 	return err
 }
+
+// DB is the database's writer connection pool, for reading it whole (a migration to another
+// backend). Close the Store, not it.
+func (s *Store) DB() *sql.DB { return s.w }
