@@ -139,5 +139,3 @@ func pythonFunction(t *testing.T) []byte {
 	}
 	return code
 }
-
-
