@@ -54,11 +54,13 @@ output "first" { value = time_static.t[0].id }
 `, providerbin.TimeVersion, n, trigger)
 }
 
-// faults kills a random replica every few seconds (and starts it again a second later) and
-// restarts PostgreSQL once, until stop is closed. It records when each kill happened.
+// faults stops a random replica every few seconds, three times in four with SIGKILL and
+// otherwise with SIGTERM (a graceful drain), starts it again 1 to 6 seconds later, and restarts
+// PostgreSQL once, until stop is closed. It records when each kill happened.
 type faults struct {
 	mu      sync.Mutex
-	kills   []time.Time
+	kills   []kill // SIGKILLs
+	drains  int         // SIGTERMs: the replica drains, handing its operations over
 	pgAt    time.Time
 	stopped chan struct{}
 }
@@ -84,11 +86,21 @@ func (f *faults) run(t *testing.T, c *cluster.Cluster, pg *pgtest.Server, every 
 			continue
 		}
 		r := c.Replicas[rng.IntN(len(c.Replicas))]
-		r.Kill()
-		f.mu.Lock()
-		f.kills = append(f.kills, time.Now())
-		f.mu.Unlock()
-		time.Sleep(time.Second)
+		if i%4 == 3 {
+			r.Stop() // SIGTERM: a rolling upgrade's graceful stop
+			f.mu.Lock()
+			f.drains++
+			f.mu.Unlock()
+		} else {
+			pid := r.PID()
+			r.Kill()
+			f.mu.Lock()
+			f.kills = append(f.kills, kill{time.Now(), pid})
+			f.mu.Unlock()
+		}
+		// Down long enough that the others must take its operations over (they scan every
+		// 5 s), or back soon enough to resume them itself.
+		time.Sleep(time.Duration(1+rng.IntN(6)) * time.Second)
 		if err := r.Start(); err != nil {
 			t.Errorf("restart replica %d: %v", r.Index, err)
 		}
@@ -150,7 +162,7 @@ func TestReplicasSurviveKills(t *testing.T) {
 	rc := providerbin.CLIConfig(t, providerbin.Mirror(t,
 		providerbin.Package{Source: "registry.terraform.io/hashicorp/time", Version: providerbin.TimeVersion, Binary: providerbin.Time(t)}))
 	c := cluster.Start(t, cluster.Config{Replicas: 3, Database: db, Env: []string{"TF_CLI_CONFIG_FILE=" + rc}})
-	h := cluster.NewHandler(t, 400*time.Millisecond)
+	h := cluster.NewHandler(t, time.Second)
 	cl := client.New(c.URL, cluster.Token, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -207,7 +219,8 @@ func TestReplicasSurviveKills(t *testing.T) {
 		name string
 		jobs []job
 		del  bool
-	}{{"deploy", jobsOf("1"), false}, {"update", jobsOf("2"), false}, {"delete", jobsOf("2"), true}} {
+	}{{"deploy", jobsOf("1"), false}, {"update", jobsOf("2"), false}, {"update", jobsOf("3"), false},
+		{"delete", jobsOf("3"), true}} {
 		n, failed := phase(p.name, p.jobs, p.del)
 		ops += n
 		unfinished = append(unfinished, failed...)
@@ -226,8 +239,8 @@ func TestReplicasSurviveKills(t *testing.T) {
 		}
 	}
 	delays := owners.takeovers(f.kills)
-	t.Logf("operations run: %d; replica kills: %d; PostgreSQL restarts: 1; handler requests: %d; replacements: %d",
-		ops, len(f.kills), rep.Requests, rep.Replacements)
+	t.Logf("operations run: %d; replica SIGKILLs: %d; SIGTERM drains: %d; PostgreSQL restarts: 1; handler requests: %d; replacements: %d",
+		ops, len(f.kills), f.drains, rep.Requests, rep.Replacements)
 	t.Logf("orphans: %d; duplicate creates: %d; lost responses: %d; operations left unfinished: %d; stacks left: %d",
 		len(rep.Orphans), rep.DuplicateCreates, rep.LostResponses, len(unfinished), len(leftover))
 	t.Logf("takeover delay (kill to another replica holding the operation): %s", summarize(delays))
@@ -237,8 +250,8 @@ func TestReplicasSurviveKills(t *testing.T) {
 	if len(rep.Orphans) > 0 || rep.DuplicateCreates > 0 || rep.LostResponses > 0 || len(leftover) > 0 {
 		t.Errorf("orphans %v, duplicate creates %d, lost responses %d, stacks left %v", rep.Orphans, rep.DuplicateCreates, rep.LostResponses, leftover)
 	}
-	if rep.Replacements != cfnStacks*perStack {
-		t.Errorf("replacements: %d, want every custom resource replaced once (%d)", rep.Replacements, cfnStacks*perStack)
+	if rep.Replacements != 2*cfnStacks*perStack {
+		t.Errorf("replacements: %d, want every custom resource replaced twice (%d)", rep.Replacements, 2*cfnStacks*perStack)
 	}
 	if len(f.kills) == 0 {
 		t.Error("no replica was killed: the test ran too fast to prove anything")
@@ -251,6 +264,12 @@ func deployRequest(src string) api.DeployRequest {
 		return api.DeployRequest{Files: map[string]string{"main.tf": src}}
 	}
 	return api.DeployRequest{Template: src, TemplateName: "stack.yaml"}
+}
+
+// kill is when a replica's process was SIGKILLed, and its pid (which its leases name).
+type kill struct {
+	at  time.Time
+	pid int
 }
 
 // owners polls the operations table for who holds each running operation.
@@ -296,20 +315,18 @@ func watchOwners(ctx context.Context, t *testing.T, db string) *owners {
 	return o
 }
 
-// takeovers is, for each change of holder, the time since the last kill before it.
-func (o *owners) takeovers(kills []time.Time) []time.Duration {
+// takeovers is, for each operation a killed replica held, the time from the kill to another
+// engine holding it.
+func (o *owners) takeovers(kills []kill) []time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []time.Duration
 	for _, ch := range o.changes {
-		var last time.Time
 		for _, k := range kills {
-			if k.Before(ch.at) {
-				last = k
+			if strings.Contains(ch.from, fmt.Sprintf(":%d:", k.pid)) && ch.at.After(k.at) {
+				out = append(out, ch.at.Sub(k.at))
+				break
 			}
-		}
-		if !last.IsZero() && ch.at.Sub(last) < time.Minute {
-			out = append(out, ch.at.Sub(last))
 		}
 	}
 	return out
