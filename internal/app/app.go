@@ -143,6 +143,7 @@ type App struct {
 	publicURL string // HTTP, as handlers reach it
 	tlsURL    string // HTTPS, as handlers reach it; "" without TLS
 	token     string
+	authn     *auth.Authenticator // set before serving; plugins get tokens of tenants from it
 	caFile    string
 	stopOnce  sync.Once
 	stopErr   error
@@ -180,6 +181,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.store = store
+	if a.authn, err = a.authenticator(cfg); err != nil {
+		return nil, err
+	}
 	key, err := store.Key(ctx, "response-url", random32)
 	if err != nil {
 		return nil, fmt.Errorf("cannot get the response-URL signing key: %w", err)
@@ -241,11 +245,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if cfg.KubeListen != "" {
 		kube, enable = a.kubeEndpoint, a.kubeEnable
 	}
-	authn, err := a.authenticator(cfg)
-	if err != nil {
-		return nil, err
-	}
-	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Functions: function.Service{M: a.fns}, Auth: authn,
+	a.api = server.New(server.Config{Engine: a.eng, Responses: cr.ResponseHandler(), Functions: function.Service{M: a.fns}, Auth: a.authn,
 		Accounts: store, Registry: reg, Logger: cfg.Logger, Metrics: metrics, Kube: kube, KubeEnable: enable})
 	a.serve(lns.http, nil)
 	if lns.tls != nil {

@@ -31,10 +31,10 @@ func newFunctions(cfg Config, store state.Functions, caFile string, policy *egre
 }
 
 // tenantCode says which tenants may run code on the server (functions with code, local-exec
-// provisioners): every tenant on a server without --tenants or with --allow-tenant-code,
-// otherwise only tenant "default". Nil: every tenant.
+// provisioners): every tenant with --allow-tenant-code, otherwise only tenant "default" (the
+// only one of a server without a tenants file or made tokens). Nil: every tenant.
 func tenantCode(cfg Config) func(string) bool {
-	if len(cfg.Tenants) > 0 && !cfg.AllowTenantCode {
+	if !cfg.AllowTenantCode {
 		return func(t string) bool { return t == tenant.Default }
 	}
 	return nil

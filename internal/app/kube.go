@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/addr"
@@ -86,12 +87,17 @@ func (a *App) openKubePlugin(cfg Config, tenantName, dir string) (provider.Provi
 		if tenantName != tenant.Default {
 			token = tokenOf(cfg.Tenants, tenantName)
 		}
+		if token == "" && a.authn != nil && tenantName != tenant.Default {
+			// A tenant of made tokens only (stored hashed): a token of this replica's, as a
+			// deployer of the tenant, for as long as a run may last.
+			token = a.authn.Issue(tenant.Caller{Tenant: tenantName, Subject: "kube-plugin", Role: tenant.Deployer}, 24*time.Hour)
+		}
 		if token == "" {
 			token = "no-auth" // a server without auth takes any token; the kube API wants one
 		}
 		env = append(env, kubeproc.EnvServer+"="+a.kube.URL(), kubeproc.EnvCA+"="+a.kube.CertFile(), kubeproc.EnvToken+"="+token)
 	}
-	if len(cfg.Tenants) > 0 && tenantName != tenant.Default {
+	if tenantName != tenant.Default {
 		// As internal/egress guards service tokens: no loopback or link-local endpoints, and a
 		// kubeconfig may name no file, command or credential source on the server.
 		env = append(env, kubeproc.EnvGuard+"=1")

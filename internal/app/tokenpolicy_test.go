@@ -154,6 +154,39 @@ func TestServiceTokenPolicy(t *testing.T) {
 			t.Fatalf("deploy ended %s: %s", op.StackStatus, op.StatusReason)
 		}
 	})
+	t.Run("MadeTokenTenant", func(t *testing.T) {
+		// No tenants file: the server's own tenant reaches loopback handlers as ever, but a
+		// tenant of a token made with `cairn token create` is guarded as a tenants file's
+		// would be, and may not run code on the server.
+		a := start(t, Config{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+		var tok api.Token
+		call(t, a, "POST", "/v1/tokens", api.TokenCreateRequest{Tenant: "alpha", Role: "deployer"}, http.StatusCreated, &tok)
+		as := func(method, path string, in any) (int, string) {
+			b, _ := json.Marshal(in)
+			req, _ := http.NewRequest(method, a.URL()+path, bytes.NewReader(b))
+			req.Header.Set("Authorization", "Bearer "+tok.Secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(body)
+		}
+		deploy := api.DeployRequest{TemplateName: "stack.json", Template: customTemplate(handler.URL + "/")}
+		if code, body := as("POST", "/v1/stacks/s/deploy", deploy); code != http.StatusBadRequest || !strings.Contains(body, "it is a loopback address") {
+			t.Errorf("alpha's deploy to a loopback handler: %d %s, want refused", code, body)
+		}
+		fn := api.CreateFunctionRequest{Name: "f", Runtime: "python", Handler: "index.handler", Code: pythonFunction(t)}
+		if code, body := as("POST", "/v1/functions", fn); code != http.StatusBadRequest || !strings.Contains(body, "runs code on the cairn server") {
+			t.Errorf("alpha's function with code: %d %s, want refused", code, body)
+		}
+		var op api.Operation
+		call(t, a, "POST", "/v1/stacks/s/deploy", deploy, http.StatusAccepted, &op)
+		if op = waitFor(t, a, op.ID); op.StackStatus != "CREATE_COMPLETE" {
+			t.Fatalf("the server's own deploy to a loopback handler ended %s: %s", op.StackStatus, op.StatusReason)
+		}
+	})
 	t.Run("BadList", func(t *testing.T) {
 		_, err := Start(t.Context(), Config{Dir: t.TempDir(), Listen: "127.0.0.1:0", ServiceTokenAllow: []string{"https://x"}})
 		if err == nil || !strings.Contains(err.Error(), "--service-token-allow") {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/state"
@@ -45,6 +46,38 @@ type Authenticator struct {
 	accounts state.Accounts
 	oidc     *OIDC
 	now      func() time.Time
+
+	mu     sync.Mutex
+	issued map[[32]byte]issued // Issue's tokens, by hash: this process's only
+}
+
+type issued struct {
+	caller  tenant.Caller
+	expires time.Time
+}
+
+// Issue makes a token for c that this process alone accepts, until ttl has passed: for a
+// plugin that calls back into this replica's APIs as a tenant (cairn's kube provider), where
+// no token of the tenant's is at hand to give (they are stored hashed). Nothing is stored.
+func (a *Authenticator) Issue(c tenant.Caller, ttl time.Duration) string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	tok := tokenPrefix + "run_" + base64.RawURLEncoding.EncodeToString(b[:])
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.issued == nil {
+		a.issued = map[[32]byte]issued{}
+	}
+	for h, is := range a.issued {
+		if !now.Before(is.expires) {
+			delete(a.issued, h)
+		}
+	}
+	a.issued[sha256.Sum256([]byte(tok))] = issued{c, now.Add(ttl)}
+	return tok
 }
 
 type staticToken struct {
@@ -103,6 +136,15 @@ func (a *Authenticator) Authenticate(ctx context.Context, presented string) (ten
 			return tenant.Caller{}, err
 		}
 		return a.withGrants(ctx, c)
+	}
+	if strings.HasPrefix(presented, tokenPrefix+"run_") {
+		a.mu.Lock()
+		is, ok := a.issued[sha256.Sum256([]byte(presented))]
+		a.mu.Unlock()
+		if !ok || !a.now().Before(is.expires) {
+			return tenant.Caller{}, ErrUnauthorized
+		}
+		return is.caller, nil
 	}
 	if a.accounts == nil || !strings.HasPrefix(presented, tokenPrefix) {
 		return tenant.Caller{}, ErrUnauthorized

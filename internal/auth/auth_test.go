@@ -113,3 +113,24 @@ func TestOIDC(t *testing.T) {
 		}
 	}
 }
+
+// TestIssue: a token Issue made stands for its caller in this process until it expires; it
+// is not a stored token.
+func TestIssue(t *testing.T) {
+	now := time.Now()
+	clock := func() time.Time { return now }
+	a := auth.New(auth.Config{ServerToken: "root", Accounts: openStore(t), Now: clock})
+	tok := a.Issue(tenant.Caller{Tenant: "alpha", Subject: "kube-plugin", Role: tenant.Deployer}, time.Hour)
+	c, err := a.Authenticate(t.Context(), tok)
+	if err != nil || c.Tenant != "alpha" || c.Role != tenant.Deployer {
+		t.Fatalf("Authenticate(issued) = %+v, %v", c, err)
+	}
+	other := auth.New(auth.Config{ServerToken: "root", Accounts: openStore(t), Now: clock})
+	if _, err := other.Authenticate(t.Context(), tok); !errors.Is(err, auth.ErrUnauthorized) {
+		t.Errorf("another process's issued token: %v, want ErrUnauthorized", err)
+	}
+	now = now.Add(2 * time.Hour)
+	if _, err := a.Authenticate(t.Context(), tok); !errors.Is(err, auth.ErrUnauthorized) {
+		t.Errorf("an expired issued token: %v, want ErrUnauthorized", err)
+	}
+}

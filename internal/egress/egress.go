@@ -5,7 +5,9 @@
 //
 // A nil *Policy allows everything. A Policy made with an allow list allows only the hosts and
 // CIDRs it lists; one made for a multi-tenant server without a list refuses loopback,
-// link-local, unspecified and cloud-metadata addresses and the metadata host names. The check
+// link-local, unspecified and cloud-metadata addresses and the metadata host names; one made
+// for a server without a tenants file refuses them to requests made for a tenant other than
+// the default one (tenants made with `cairn token create`), read from the request's context. The check
 // runs in the dialer on every IP address a connection is attempted to, so a name that
 // resolves (or re-resolves) to a refused address and a redirect to one are refused as well.
 package egress
@@ -20,6 +22,8 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 // Policy says which hosts outbound requests may reach; see the package documentation.
@@ -28,11 +32,19 @@ type Policy struct {
 	hosts    map[string]bool // listed host names, lower case, without a trailing dot
 	prefixes []netip.Prefix  // listed CIDRs and addresses
 	guarded  bool            // no list on a multi-tenant server: internal addresses are refused
+	// guardOthers: no list, no tenants file: internal addresses are refused to the requests of
+	// tenants other than the default one (those of tokens made with `cairn token create`).
+	guardOthers bool
+}
+
+// guards reports whether internal addresses are refused to a request made with ctx.
+func (p *Policy) guards(ctx context.Context) bool {
+	return p.guarded || (p.guardOthers && tenant.From(ctx) != tenant.Default)
 }
 
 // New returns the policy for an allow list (entries may each hold several, comma-separated)
-// on a server that is multi-tenant or not. No entries and not multiTenant: nil, which allows
-// everything. The error names the entry that is not a host name, an IP address or a CIDR.
+// on a server that is multi-tenant (a tenants file) or not. No entries and not multiTenant:
+// everything is allowed to the default tenant, internal addresses refused to the others. The error names the entry that is not a host name, an IP address or a CIDR.
 func New(allow []string, multiTenant bool) (*Policy, error) {
 	p := &Policy{hosts: map[string]bool{}}
 	for _, list := range allow {
@@ -48,10 +60,7 @@ func New(allow []string, multiTenant bool) (*Policy, error) {
 		}
 	}
 	if !p.listed {
-		if !multiTenant {
-			return nil, nil
-		}
-		p.guarded = true
+		p.guarded, p.guardOthers = multiTenant, !multiTenant
 	}
 	return p, nil
 }
@@ -121,7 +130,8 @@ func IsRefused(err error) bool {
 // address, a metadata host name, or a name the allow list does not name (when the list has no
 // CIDR the name could resolve into). A nil error does not promise the connection is allowed:
 // that is decided when dialling. An unparsable URL is not this check's business (nil).
-func (p *Policy) CheckURL(raw string) error {
+// ctx says for which tenant the request is made (tenant.From).
+func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 	if p == nil {
 		return nil
 	}
@@ -129,15 +139,22 @@ func (p *Policy) CheckURL(raw string) error {
 	if err != nil || u.Host == "" {
 		return nil
 	}
-	return p.checkHost(u.Hostname())
+	return p.checkHost(host{u.Hostname(), p.guards(ctx)})
 }
 
-func (p *Policy) checkHost(host string) error {
+// host is a host to check, and whether internal addresses are refused to it.
+type host struct {
+	name    string
+	guarded bool
+}
+
+func (p *Policy) checkHost(hh host) error {
 	if p == nil {
 		return nil
 	}
+	host := hh.name
 	if a, err := netip.ParseAddr(host); err == nil {
-		return p.checkAddr(host, a, "it is")
+		return p.checkAddr(hh, a, "it is")
 	}
 	h := normalHost(host)
 	switch {
@@ -145,19 +162,20 @@ func (p *Policy) checkHost(host string) error {
 		return nil
 	case p.listed && len(p.prefixes) == 0:
 		return &RefusedError{Host: host, Reason: "it is not in the allow list (--service-token-allow)"}
-	case p.guarded && metadataHosts[h]:
+	case hh.guarded && metadataHosts[h]:
 		return &RefusedError{Host: host, Reason: "it is a cloud metadata service" + unlessListed}
-	case p.guarded && (h == "localhost" || strings.HasSuffix(h, ".localhost")):
+	case hh.guarded && (h == "localhost" || strings.HasSuffix(h, ".localhost")):
 		return &RefusedError{Host: host, Reason: "it is a loopback name" + unlessListed}
 	}
 	return nil
 }
 
 // checkAddr checks one address host resolved to (or is: verb says which).
-func (p *Policy) checkAddr(host string, a netip.Addr, verb string) error {
+func (p *Policy) checkAddr(hh host, a netip.Addr, verb string) error {
 	if p == nil {
 		return nil
 	}
+	host := hh.name
 	a = canonical(a)
 	if p.listed {
 		if p.hosts[normalHost(host)] {
@@ -173,7 +191,7 @@ func (p *Policy) checkAddr(host string, a netip.Addr, verb string) error {
 		}
 		return &RefusedError{Host: host, Reason: "it resolves to an address outside the allow list (--service-token-allow)"}
 	}
-	if kind := internal(a); p.guarded && kind != "" {
+	if kind := internal(a); hh.guarded && kind != "" {
 		return &RefusedError{Host: host, Reason: verb + " " + kind + unlessListed}
 	}
 	return nil
@@ -230,11 +248,12 @@ func (p *Policy) DialContext(d *net.Dialer) func(ctx context.Context, network, a
 		return d.DialContext
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, _, err := net.SplitHostPort(addr)
+		name, _, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, err
 		}
-		if err := p.checkHost(host); err != nil {
+		hh := host{name, p.guards(ctx)}
+		if err := p.checkHost(hh); err != nil {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 		}
 		dd := *d
@@ -243,9 +262,9 @@ func (p *Policy) DialContext(d *net.Dialer) func(ctx context.Context, network, a
 		dd.ControlContext = func(ctx context.Context, network, address string, c syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
-				return &RefusedError{Host: host, Reason: "it resolves to an address cairn cannot check"}
+				return &RefusedError{Host: name, Reason: "it resolves to an address cairn cannot check"}
 			}
-			if err := p.checkAddr(host, ap.Addr(), "it resolves to"); err != nil {
+			if err := p.checkAddr(hh, ap.Addr(), "it resolves to"); err != nil {
 				return err
 			}
 			switch {
@@ -260,13 +279,21 @@ func (p *Policy) DialContext(d *net.Dialer) func(ctx context.Context, network, a
 	}
 }
 
-// Proxy is the Proxy of a Transport under p: the environment's proxy (HTTP_PROXY, ...) when p
-// allows everything, none otherwise (the policy must see the address it connects to).
+// Proxy is the Proxy of a Transport under p: the environment's proxy (HTTP_PROXY, ...) for a
+// request p allows everything, none otherwise (the policy must see the address it connects to).
 func (p *Policy) Proxy() func(*http.Request) (*url.URL, error) {
 	if p == nil {
 		return http.ProxyFromEnvironment
 	}
-	return nil
+	if p.listed || p.guarded {
+		return nil
+	}
+	return func(req *http.Request) (*url.URL, error) {
+		if p.guards(req.Context()) {
+			return nil, nil
+		}
+		return http.ProxyFromEnvironment(req)
+	}
 }
 
 // CheckRedirect is an http.Client's CheckRedirect under p: at most 10 redirects, none to a
@@ -275,7 +302,7 @@ func (p *Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
-	return p.checkHost(req.URL.Hostname())
+	return p.checkHost(host{req.URL.Hostname(), p.guards(req.Context())})
 }
 
 // Client returns an http.Client whose transport is t (cloned) dialling with d under p, and

@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/internal/tenant"
 )
 
 func TestNew(t *testing.T) {
@@ -29,12 +31,12 @@ func TestNew(t *testing.T) {
 		want        *Policy
 		wantErr     string
 	}{
-		"NothingSingleUser": {reason: "No list on a single-user server allows everything: a nil policy.",
-			wantNil: true},
+		"NothingSingleUser": {reason: "No list on a server without a tenants file allows everything to the default tenant and guards internal addresses from the others (tenants of made tokens).",
+			want: &Policy{hosts: map[string]bool{}, guardOthers: true}},
 		"NothingMultiTenant": {reason: "No list on a multi-tenant server guards internal addresses.",
 			multiTenant: true, want: &Policy{hosts: map[string]bool{}, guarded: true}},
 		"EmptyEntries": {reason: "Empty entries (a trailing comma, an empty env value) list nothing.",
-			allow: []string{"", " , "}, wantNil: true},
+			allow: []string{"", " , "}, want: &Policy{hosts: map[string]bool{}, guardOthers: true}},
 		"CommaSeparatedAndRepeated": {reason: "Entries are comma-separated, the flag repeatable; CIDRs are masked, IPs become /32 or /128, names lower case.",
 			allow: []string{"10.1.2.3/8, Handlers.Internal.", "127.0.0.1", "[::1]", "::ffff:192.0.2.1"},
 			want: &Policy{listed: true, hosts: map[string]bool{"handlers.internal": true}, prefixes: mustPrefixes(
@@ -82,16 +84,22 @@ func mustPrefixes(ss ...string) []netip.Prefix {
 
 func TestCheckURL(t *testing.T) {
 	guarded := mustNew(t, nil, true)
+	single := mustNew(t, nil, false)
 	listed := mustNew(t, []string{"handlers.internal", "127.0.0.1"}, false)
 	listedCIDR := mustNew(t, []string{"10.0.0.0/8"}, true)
 	listedNames := mustNew(t, []string{"handlers.internal"}, true)
 	cases := map[string]struct {
 		reason string
 		p      *Policy
+		tenant string // the request's tenant; "" default
 		url    string
 		want   string // "" allowed; else a fragment of the refusal
 	}{
 		"NilAllowsAll":         {reason: "No policy: everything.", p: nil, url: "http://169.254.169.254/latest"},
+		"SingleDefault":        {reason: "No tenants file: the default tenant reaches everything.", p: single, url: "http://127.0.0.1:8080/"},
+		"SingleOtherLoopback":  {reason: "No tenants file: another tenant (a made token's) is guarded.", p: single, tenant: "alpha", url: "http://127.0.0.1:8080/", want: "loopback"},
+		"SingleOtherMetadata":  {reason: "No tenants file: another tenant is guarded from metadata names.", p: single, tenant: "alpha", url: "http://metadata.google.internal/", want: "metadata"},
+		"SingleOtherPublic":    {reason: "No tenants file: another tenant reaches public addresses.", p: single, tenant: "alpha", url: "https://203.0.113.7/"},
 		"GuardedPublic":        {reason: "Guarded: public addresses pass.", p: guarded, url: "https://203.0.113.7/"},
 		"GuardedName":          {reason: "Guarded: a name passes until it is resolved.", p: guarded, url: "https://handlers.example.com/x"},
 		"GuardedLoopback":      {reason: "Guarded: loopback literal.", p: guarded, url: "http://127.0.0.2:8080/", want: "loopback"},
@@ -116,7 +124,11 @@ func TestCheckURL(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			err := tc.p.CheckURL(tc.url)
+			ctx := context.Background()
+			if tc.tenant != "" {
+				ctx = tenant.With(ctx, tc.tenant)
+			}
+			err := tc.p.CheckURL(ctx, tc.url)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("%s\nCheckURL(%s) = %v, want nil", tc.reason, tc.url, err)

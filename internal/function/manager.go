@@ -148,7 +148,7 @@ func (m *Manager) prepareDefinition(ctx context.Context, d Definition, code []by
 	if d.Kind == KindURL && len(code) > 0 {
 		return Definition{}, invalidf("a url function takes no code")
 	}
-	if err := m.cfg.Policy.CheckURL(d.URL); d.Kind == KindURL && err != nil {
+	if err := m.cfg.Policy.CheckURL(ctx, d.URL); d.Kind == KindURL && err != nil {
 		return Definition{}, invalidf("a url function's URL: %v", err)
 	}
 	if d.Kind != KindURL {

@@ -76,7 +76,7 @@ func (p *Provider) Check(ctx context.Context, req provider.CheckRequest) (provid
 		fail(propToken, "%s", reason)
 	} else if reason := p.checkFunctionToken(ctx, props); reason != "" {
 		fail(propToken, "%s", reason)
-	} else if reason := p.checkTokenPolicy(props); reason != "" {
+	} else if reason := p.checkTokenPolicy(ctx, props); reason != "" {
 		fail(propToken, "%s", reason)
 	}
 	if !isROS(res) {
@@ -163,7 +163,7 @@ func checkServiceToken(props cty.Value) string {
 // checkTokenPolicy is Check's reason for an http(s) or web: token whose URL alone tells that
 // the service-token policy refuses it (an address literal, a host not in the allow list), ""
 // otherwise: a host name the policy might allow is decided when cairn connects.
-func (p *Provider) checkTokenPolicy(props cty.Value) string {
+func (p *Provider) checkTokenPolicy(ctx context.Context, props cty.Value) string {
 	v, ok := value.Get(props, propToken)
 	if !ok || v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
 		return ""
@@ -172,7 +172,7 @@ func (p *Provider) checkTokenPolicy(props cty.Value) string {
 	if err != nil || tok.url == "" {
 		return ""
 	}
-	if err := p.policy.CheckURL(tok.url); err != nil {
+	if err := p.policy.CheckURL(ctx, tok.url); err != nil {
 		return "ServiceToken: " + err.Error()
 	}
 	return ""

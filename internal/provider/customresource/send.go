@@ -64,7 +64,7 @@ const policyRefused = "the service-token policy refused the ServiceToken endpoin
 // the handler accepted it (2xx); for a sync token the answer is the response, and deliver
 // returns the call's outcome. A refusal or an unreachable handler fails the call at once.
 func (p *Provider) deliver(ctx context.Context, c call, tok serviceToken, r Request, e expectation) (outcome, bool, error) {
-	if err := p.policy.CheckURL(tok.url); err != nil {
+	if err := p.policy.CheckURL(ctx, tok.url); err != nil {
 		o := failed("The service-token policy refused the ServiceToken endpoint", fmt.Sprintf("RequestId %s: %v", r.ID, err))
 		return notCreated(o, c, policyRefused), true, nil
 	}
