@@ -148,7 +148,7 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 			_ = e.store.ClaimOperation(context.WithoutCancel(ctx), op.ID, e.o.Owner, e.now())
 		}
 	}
-	if err != nil && e.runCtx.Err() == nil && base.Err() == nil {
+	if err != nil && e.runCtx.Err() == nil && base.Err() == nil && !errors.Is(err, state.ErrFenced) {
 		// The run could not go on (the store failed): end the operation rather than leave it hanging.
 		_ = e.store.FinishOperation(context.WithoutCancel(ctx), op.ID, state.Failed, err.Error(), e.now())
 		e.wake()
@@ -392,10 +392,17 @@ func stackType(dialect string) string {
 	return policyOf(dialect).StackType
 }
 
+// statusStep is the journal step of the stack row writes of a run: fenced like every other
+// write of the run, so that an engine that lost the operation cannot set the stack's status.
+const statusStep = "stack/status"
+
 // setStatus writes the stack's status and its event.
 func (r *run) setStatus(ctx context.Context, status, reason string) error {
 	r.stack.Status, r.stack.StatusReason, r.stack.UpdatedAt = status, reason, r.e.now()
-	if err := r.e.store.PutStack(context.WithoutCancel(ctx), r.stack); err != nil {
+	row := r.stack
+	je := state.JournalEntry{Operation: r.op.ID, Stack: r.op.Stack, Fence: r.e.o.Owner, Step: statusStep, Phase: statusStep,
+		Detail: []byte(status), At: r.e.now()}
+	if _, err := r.e.store.Append(context.WithoutCancel(ctx), je, state.Write{Stack: &row}); err != nil {
 		return fmt.Errorf("cannot write stack %s: %w", r.stack.Name, err)
 	}
 	return r.event(ctx, r.stack.Name, r.stack.ID, r.pol.StackType, status, reason)

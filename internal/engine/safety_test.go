@@ -319,3 +319,43 @@ func waitOn(e *engine.Engine, id string) api.Operation {
 	got, _ := e.Wait(ctx, id)
 	return got
 }
+
+// TestFencedOutEngineLeavesTheOperationAlone: an engine whose operation another engine took
+// over (its lease was lost while a provider call hung, ignoring the cancel) learns it when its
+// call returns and its write is fenced out; it neither fails the operation nor sets the
+// stack's status: the new holder finishes it.
+func TestFencedOutEngineLeavesTheOperationAlone(t *testing.T) {
+	started, release := make(chan struct{}, 10), make(chan struct{})
+	stuck := &providertest.Fake{CreateFn: func(ctx context.Context, req provider.CreateRequest) (provider.CreateResponse, error) {
+		if req.Resource.Name == "B" {
+			started <- struct{}{}
+			<-release // deaf to the cancel
+		}
+		return provider.CreateResponse{ID: req.Resource.Name + "-1", Outputs: req.Props}, nil
+	}}
+	h := newHarness(t, stuck)
+	first := engineOn(t, h.store, stuck, engine.Options{LeaseTTL: time.Hour, ScanEvery: -1, Owner: "first:1:a",
+		OwnerAlive: func(string) bool { return true }})
+	op, err := first.Deploy(context.Background(), "s", api.DeployRequest{Template: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	// Another engine decides the first is dead and takes the operation over.
+	second := engineOn(t, h.store, &providertest.Fake{}, engine.Options{LeaseTTL: time.Hour, ScanEvery: -1, Owner: "second:2:b",
+		OwnerAlive: func(owner string) bool { return owner != "first:1:a" }})
+	if err := h.store.TakeOverOperation(context.Background(), op.ID, "first:1:a", "second:2:b", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	close(release) // the first's call returns now, its end write is fenced out
+	time.Sleep(200 * time.Millisecond)
+	if got, _ := h.store.GetOperation(context.Background(), op.ID); got.Status != state.Running {
+		t.Fatalf("after the fenced-out engine's call returned: operation %s (%s), want still running for the new holder", got.Status, got.StatusReason)
+	}
+	if err := second.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitOn(second, op.ID); got.Status != state.Succeeded || got.StackStatus != "CREATE_COMPLETE" {
+		t.Fatalf("the new holder's run: %+v, want succeeded", got)
+	}
+}

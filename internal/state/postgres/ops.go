@@ -51,9 +51,9 @@ func (s *Store) StartOperation(ctx context.Context, op state.Operation) error {
 		var inserted bool
 		var cur state.Operation
 		err := s.batch(ctx, func(b *pgx.Batch) {
-			b.Queue(`INSERT INTO operations (`+opCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0)
+			b.Queue(`INSERT INTO operations (`+opCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, `+nowMS+` + $8, $9, 0)
 				ON CONFLICT (stack) WHERE status = 'running' DO NOTHING`,
-				op.ID, op.Stack, op.Kind, state.Running, op.StatusReason, request, op.Owner, ms(op.LeaseExpires), ms(op.StartedAt))
+				op.ID, op.Stack, op.Kind, state.Running, op.StatusReason, request, op.Owner, leaseTTL(op.LeaseExpires), ms(op.StartedAt))
 			// A statement of its own sees the row a concurrent start committed.
 			b.Queue(`SELECT `+busyCols+` FROM operations WHERE stack = $1 AND status = 'running'`, op.Stack)
 			b.Queue(notifyQuery, op.Stack)
@@ -83,6 +83,16 @@ func (s *Store) StartOperation(ctx context.Context, op state.Operation) error {
 
 // nowMS is the database's clock in unix milliseconds.
 const nowMS = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
+
+// leaseTTL is how long a lease ending at expires lasts from now, by this process's clock: the
+// lease stored ends that long after the database's now, so that a replica whose clock is off
+// neither grants itself a lease others think expired nor one that lasts too long.
+func leaseTTL(expires time.Time) int64 {
+	if expires.IsZero() {
+		return 0
+	}
+	return time.Until(expires).Milliseconds()
+}
 
 // ClaimOperation compares the lease with the database's clock: replicas that share the
 // database share that clock, where each one's own may drift (SQLite's store, in one process,
@@ -121,7 +131,7 @@ func (s *Store) setOwner(ctx context.Context, verb, id, owner string, leaseExpir
 		if !may(op, now) {
 			return busy(op)
 		}
-		_, err = tx.Exec(ctx, `UPDATE operations SET owner = $1, lease_expires = $2 WHERE id = $3`, owner, ms(leaseExpires), id)
+		_, err = tx.Exec(ctx, `UPDATE operations SET owner = $1, lease_expires = `+nowMS+` + $2 WHERE id = $3`, owner, leaseTTL(leaseExpires), id)
 		return err
 	})
 	var b *state.BusyError
