@@ -30,14 +30,21 @@ func newFunctions(cfg Config, store state.Functions, caFile string, policy *egre
 	return m, nil
 }
 
-// tenantCode says which tenants may run code on the server (functions with code, local-exec
-// provisioners): every tenant with --allow-tenant-code, otherwise only tenant "default" (the
-// only one of a server without a tenants file or made tokens). Nil: every tenant.
-func tenantCode(cfg Config) func(string) bool {
-	if !cfg.AllowTenantCode {
-		return func(t string) bool { return t == tenant.Default }
+// tenantCode says which requests may run code on the server (functions with code,
+// provisioners): every one with --allow-tenant-code; otherwise only the server's admin's (its
+// own token, or an admin token of tenant default), never a deployer's or another tenant's.
+// Inside an operation, the right of the request that started it (tenant.RunCodeFrom). Nil:
+// every request.
+func tenantCode(cfg Config) func(context.Context) bool {
+	if cfg.AllowTenantCode {
+		return nil
 	}
-	return nil
+	return func(ctx context.Context) bool {
+		if ok, known := tenant.RunCodeFrom(ctx); known {
+			return ok
+		}
+		return tenant.CallerFrom(ctx).ServerAdmin()
+	}
 }
 
 // fnStore adapts state.Functions to function.Store.

@@ -187,6 +187,42 @@ func TestServiceTokenPolicy(t *testing.T) {
 			t.Fatalf("the server's own deploy to a loopback handler ended %s: %s", op.StackStatus, op.StatusReason)
 		}
 	})
+	t.Run("DefaultTenantDeployer", func(t *testing.T) {
+		// A deployer (or a viewer with a grant) of tenant default is not the server's admin:
+		// it may not run code on the server, which would hand it the server's own token.
+		a := start(t, Config{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+		var tok api.Token
+		call(t, a, "POST", "/v1/tokens", api.TokenCreateRequest{Role: "deployer"}, http.StatusCreated, &tok)
+		as := func(method, path string, in any) (int, string) {
+			b, _ := json.Marshal(in)
+			req, _ := http.NewRequest(method, a.URL()+path, bytes.NewReader(b))
+			req.Header.Set("Authorization", "Bearer "+tok.Secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(body)
+		}
+		fn := api.CreateFunctionRequest{Name: "f", Runtime: "python", Handler: "index.handler", Code: pythonFunction(t)}
+		if code, body := as("POST", "/v1/functions", fn); code != http.StatusBadRequest || !strings.Contains(body, "runs code on the cairn server") {
+			t.Errorf("a default deployer's function with code: %d %s, want refused", code, body)
+		}
+		exec := api.DeployRequest{Files: map[string]string{"main.tf": `resource "terraform_data" "x" {
+  provisioner "local-exec" { command = "cat token" }
+}`}}
+		if code, body := as("POST", "/v1/stacks/x/deploy", exec); code != http.StatusBadRequest || !strings.Contains(body, "Provisioner not allowed") {
+			t.Errorf("a default deployer's local-exec: %d %s, want refused", code, body)
+		}
+		loop := api.DeployRequest{TemplateName: "stack.json", Template: customTemplate(handler.URL + "/")}
+		if code, body := as("POST", "/v1/stacks/s/deploy", loop); code != http.StatusBadRequest || !strings.Contains(body, "it is a loopback address") {
+			t.Errorf("a default deployer's deploy to a loopback handler: %d %s, want refused", code, body)
+		}
+		// The server's own token may.
+		var f api.Function
+		call(t, a, "POST", "/v1/functions", fn, http.StatusCreated, &f)
+	})
 	t.Run("BadList", func(t *testing.T) {
 		_, err := Start(t.Context(), Config{Dir: t.TempDir(), Listen: "127.0.0.1:0", ServiceTokenAllow: []string{"https://x"}})
 		if err == nil || !strings.Contains(err.Error(), "--service-token-allow") {

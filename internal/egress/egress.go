@@ -6,8 +6,8 @@
 // A nil *Policy allows everything. A Policy made with an allow list allows only the hosts and
 // CIDRs it lists; one made for a multi-tenant server without a list refuses loopback,
 // link-local, unspecified and cloud-metadata addresses and the metadata host names; one made
-// for a server without a tenants file refuses them to requests made for a tenant other than
-// the default one (tenants made with `cairn token create`), read from the request's context. The check
+// for a server without a tenants file refuses them to every request but the server admin's
+// (tokens made with `cairn token create`), read from the request's context. The check
 // runs in the dialer on every IP address a connection is attempted to, so a name that
 // resolves (or re-resolves) to a refused address and a redirect to one are refused as well.
 package egress
@@ -32,14 +32,23 @@ type Policy struct {
 	hosts    map[string]bool // listed host names, lower case, without a trailing dot
 	prefixes []netip.Prefix  // listed CIDRs and addresses
 	guarded  bool            // no list on a multi-tenant server: internal addresses are refused
-	// guardOthers: no list, no tenants file: internal addresses are refused to the requests of
-	// tenants other than the default one (those of tokens made with `cairn token create`).
+	// guardOthers: no list, no tenants file: internal addresses are refused to every request
+	// but the server admin's (tokens made with `cairn token create` are guarded).
 	guardOthers bool
 }
 
 // guards reports whether internal addresses are refused to a request made with ctx.
 func (p *Policy) guards(ctx context.Context) bool {
-	return p.guarded || (p.guardOthers && tenant.From(ctx) != tenant.Default)
+	return p.guarded || (p.guardOthers && !trusted(ctx))
+}
+
+// trusted reports whether ctx is the server admin's request, or an operation one started (or
+// one of a server that lets every token run code, --allow-tenant-code: it may reach anything).
+func trusted(ctx context.Context) bool {
+	if ok, known := tenant.RunCodeFrom(ctx); known {
+		return ok
+	}
+	return tenant.CallerFrom(ctx).ServerAdmin()
 }
 
 // New returns the policy for an allow list (entries may each hold several, comma-separated)

@@ -60,7 +60,7 @@ type Options struct {
 	// RunCode reports whether a tenant may run commands on the server: local-exec
 	// provisioners, as functions with code (see app.Config.AllowTenantCode). Nil: every
 	// tenant may.
-	RunCode func(tenant string) bool
+	RunCode func(ctx context.Context) bool
 	// ClientDirs says the clients are on this machine, as this server's user: the CLI's own
 	// in-process server. A request's WorkDir (the configuration's directory on the client) is
 	// then where providers and provisioners run, as terraform runs them in its working

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"context"
 	"errors"
 	"fmt"
@@ -84,9 +85,32 @@ func withBuiltins(pkgs, builtins map[string]Plugin) map[string]Plugin {
 	return pkgs
 }
 
-// mayRunCode reports whether the tenant of ctx may run commands on this server.
+// mayRunCode reports whether the request of ctx may run commands on this server: as its
+// operation's request was answered (tenant.RunCodeFrom), else as RunCode says.
 func (e *Engine) mayRunCode(ctx context.Context) bool {
-	return e.o.RunCode == nil || e.o.RunCode(tenant.From(ctx))
+	if ok, known := tenant.RunCodeFrom(ctx); known {
+		return ok
+	}
+	return e.o.RunCode == nil || e.o.RunCode(ctx)
+}
+
+// codeRight is what an operation started by the request of ctx records of its right to run
+// code.
+func (e *Engine) codeRight(ctx context.Context) *bool {
+	ok := e.mayRunCode(ctx)
+	return &ok
+}
+
+// withCodeRight returns ctx with the right to run code that the operation's stored request
+// (opRequest JSON) records, if it records one.
+func withCodeRight(ctx context.Context, request []byte) context.Context {
+	var rec struct {
+		Code *bool `json:"code"`
+	}
+	if json.Unmarshal(request, &rec) == nil && rec.Code != nil {
+		return tenant.WithRunCode(ctx, *rec.Code)
+	}
+	return ctx
 }
 
 // codeRefused is why a tenant's provisioner does not run: local-exec runs a command on the
@@ -94,8 +118,8 @@ func (e *Engine) mayRunCode(ctx context.Context) bool {
 // the server's files); all are the server's own user acting for the tenant.
 func codeRefused(t string) string {
 	return fmt.Sprintf("a provisioner runs a command on the cairn server (local-exec) or opens an SSH connection from it and uploads "+
-		"the server's files (file, remote-exec), as the server's own user; this server lets only its operator's tenant run them "+
-		"(start it with --allow-tenant-code to let every tenant), and this request acts for tenant %q", t)
+		"the server's files (file, remote-exec), as the server's own user; this server lets only its admin run them "+
+		"(start it with --allow-tenant-code to let every token), and this request acts for tenant %q", t)
 }
 
 // checkProvisioners refuses, before anything runs, the provisioners of a tenant that may not

@@ -251,7 +251,7 @@ func waitStack(t *testing.T, e *engine.Engine, stack string) api.Stack {
 // TestProvisionerTenantCode: a tenant that may not run code on the server gets its
 // configuration with a local-exec provisioner refused before anything runs.
 func TestProvisionerTenantCode(t *testing.T) {
-	h, _ := newTFHarness(t, nil, engine.Options{RunCode: func(t string) bool { return t == tenant.Default }})
+	h, _ := newTFHarness(t, nil, engine.Options{RunCode: func(ctx context.Context) bool { return tenant.From(ctx) == tenant.Default }})
 	files := map[string]string{"main.tf": `resource "terraform_data" "x" {
   provisioner "local-exec" {
     command = "touch should-not-run"

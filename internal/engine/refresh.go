@@ -513,7 +513,7 @@ func (e *Engine) Refresh(ctx context.Context, stack string, req api.RefreshReque
 		return api.RefreshResponse{}, &ValidationError{Diagnostics: diags}
 	}
 	ho := &handoff{tmpl: st, ps: ps, refreshed: make(chan refreshed, 1)}
-	oreq := opRequest{Kind: kindRefresh, StackID: prior.ID, Dialect: prior.Dialect, Deploy: src}
+	oreq := opRequest{Kind: kindRefresh, StackID: prior.ID, Dialect: prior.Dialect, Deploy: src, Code: e.codeRight(ctx)}
 	body, err := json.Marshal(oreq)
 	if err != nil {
 		ho.close()

@@ -46,6 +46,10 @@ type opRequest struct {
 	Previous *previousRow `json:"previous,omitempty"`
 	// Plan is the saved plan the deploy applies (cairn deploy --plan): each step must hold to it.
 	Plan *plan.Plan `json:"plan,omitempty"`
+	// Code says whether the request's caller may run code on the server (Options.RunCode):
+	// the run, resumed by whichever replica, acts with that right. Nil (an operation stored by
+	// an older cairn): RunCode decides for the operation's tenant.
+	Code *bool `json:"code,omitempty"`
 }
 
 // previousRow is the template, parameters and description of a stack before an update.
@@ -173,7 +177,8 @@ func (e *Engine) Deploy(ctx context.Context, stack string, req api.DeployRequest
 	if st.Policy.RemembersParameters {
 		req.Parameters = boundParameters(st) // what the next deploy keeps (and a resumed run binds again)
 	}
-	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req, EphemeralVars: ephemeralVars, Plan: saved}
+	oreq := opRequest{Kind: kindDeploy, StackID: stackID, Dialect: string(st.Dialect), Creating: creating, Deploy: &req, EphemeralVars: ephemeralVars, Plan: saved,
+		Code: e.codeRight(ctx)}
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	}
@@ -213,7 +218,7 @@ func (e *Engine) Delete(ctx context.Context, stack string, req api.DeleteRequest
 		}
 		return api.Operation{}, fmt.Errorf("cannot find stack %s: %w", stack, err)
 	}
-	oreq := opRequest{Kind: kindDelete, StackID: prior.ID, Dialect: prior.Dialect, Delete: &req}
+	oreq := opRequest{Kind: kindDelete, StackID: prior.ID, Dialect: prior.Dialect, Delete: &req, Code: e.codeRight(ctx)}
 	if req.TimeoutSeconds > 0 {
 		oreq.Deadline = e.now().Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	}

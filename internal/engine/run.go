@@ -84,7 +84,7 @@ func (e *Engine) execute(op state.Operation, ho *handoff) {
 	// Provider calls act for the operation's tenant: a function token or a private provider
 	// resolves among that tenant's own.
 	opTenant, _ := state.SplitStackKey(op.Stack)
-	base, cancel := context.WithCancel(tenant.With(e.runCtx, opTenant))
+	base, cancel := context.WithCancel(withCodeRight(tenant.With(e.runCtx, opTenant), op.Request))
 	defer cancel()
 	go e.renewLease(base, cancel, op.ID)
 	ctx, cancelUser := context.WithCancelCause(base)

@@ -78,9 +78,9 @@ func TestRunDirectory(t *testing.T) {
 	}{
 		"in-process":    {o: engine.Options{ClientDirs: true}, provision: true, inClient: true},
 		"remote server": {provision: true},
-		"in-process, tenant without code rights": {o: engine.Options{ClientDirs: true, RunCode: func(t string) bool { return t == tenant.Default }},
+		"in-process, tenant without code rights": {o: engine.Options{ClientDirs: true, RunCode: func(ctx context.Context) bool { return tenant.From(ctx) == tenant.Default }},
 			tenant: "acme"},
-		"tenant without code rights": {o: engine.Options{RunCode: func(t string) bool { return t == tenant.Default }},
+		"tenant without code rights": {o: engine.Options{RunCode: func(ctx context.Context) bool { return tenant.From(ctx) == tenant.Default }},
 			tenant: "acme"},
 	} {
 		t.Run(name, func(t *testing.T) {

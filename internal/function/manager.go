@@ -61,7 +61,7 @@ type Config struct {
 	Python string
 	// RunCode says whether a tenant may create functions that run code on this machine (every
 	// kind but url): such code runs as cairn's user, sees its files and its network. Nil: all.
-	RunCode func(tenant string) bool
+	RunCode func(ctx context.Context) bool
 }
 
 // maxQueued bounds asynchronous invocations waiting or running, over every function.
@@ -140,7 +140,7 @@ func (m *Manager) prepareDefinition(ctx context.Context, d Definition, code []by
 		return Definition{}, err
 	}
 	d.Tenant = tenant.From(ctx)
-	if d.Kind != KindURL && m.cfg.RunCode != nil && !m.cfg.RunCode(d.Tenant) {
+	if d.Kind != KindURL && m.cfg.RunCode != nil && !m.cfg.RunCode(ctx) {
 		return Definition{}, invalidf("a %s function runs code on the cairn server as the server's own user; "+
 			"this server lets only its operator's tenant create one (start it with --allow-tenant-code to let every tenant), "+
 			"or use a url function that points at your own endpoint", d.Kind)

@@ -55,7 +55,7 @@ func TestTenantsAreABoundary(t *testing.T) {
 // tenant creates functions that run code; url functions stay open to all.
 func TestRunCodeIsTheOperatorsOnly(t *testing.T) {
 	m, err := New(Config{Store: &memStore{m: map[string]Definition{}}, Dir: t.TempDir(),
-		RunCode: func(t string) bool { return t == tenant.Default }})
+		RunCode: func(ctx context.Context) bool { return tenant.From(ctx) == tenant.Default }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,3 +81,18 @@ func CallerFrom(ctx context.Context) Caller {
 	}
 	return Caller{Tenant: From(ctx), Subject: "server", Role: Admin}
 }
+
+type runCodeKey struct{}
+
+// WithRunCode returns ctx saying whether the request it serves may run code on the server
+// (provisioners, functions with code): an operation carries the answer given to the request
+// that started it, whoever resumes it.
+func WithRunCode(ctx context.Context, ok bool) context.Context {
+	return context.WithValue(ctx, runCodeKey{}, ok)
+}
+
+// RunCodeFrom returns what WithRunCode put in ctx; known is false when nothing was.
+func RunCodeFrom(ctx context.Context) (ok, known bool) {
+	ok, known = ctx.Value(runCodeKey{}).(bool)
+	return ok, known
+}
