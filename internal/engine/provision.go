@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
