@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,19 +13,30 @@ import (
 	"github.com/cairn-dev/cairn/internal/state/sqlite"
 )
 
-// Backup copies the state directory dir into dest (which must not exist) while cairn may be
-// running on it: every SQLite database (state.db, the kube API's kube/kube.db and
-// kube/namespaces.db) as a consistent online copy, the other files (functions' code, the
-// self-made CA, the token) as they are. Runs' scratch directories, sockets and SQLite's WAL
-// files are left out. The secrets key is not copied: it lives beside dir, and a backup
-// should not travel with the key that opens it. It returns the files written, relative to
-// dest. Restore by stopping cairn and putting dest in dir's place.
-func Backup(ctx context.Context, dir, dest string) ([]string, error) {
+// Backup copies the state directory dir into dest (which must not exist, nor be inside dir)
+// while cairn may be running on it: every SQLite database (state.db, the kube API's
+// kube/kube.db and kube/namespaces.db) as a consistent online copy, the other files
+// (functions' code, the self-made CA's certificate) as they are. Runs' scratch directories,
+// sockets and SQLite's WAL files are left out. Credentials are left out unless
+// withCredentials: the server's token (the server's admin) and private keys (*.key: the CA's
+// and serving certificates', a secrets key kept there); restored without them, cairn makes
+// new ones. The secrets key beside dir is never copied: a backup should not travel with the
+// key that opens it. It returns the files written, relative to dest. Restore by stopping
+// cairn and putting dest in dir's place.
+func Backup(ctx context.Context, dir, dest string, withCredentials bool) ([]string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "state.db")); err != nil {
 		return nil, fmt.Errorf("cannot back up %s: no state.db there (is it a cairn state directory?)", dir)
 	}
 	if _, err := os.Stat(dest); err == nil {
 		return nil, fmt.Errorf("cannot back up to %s: it exists", dest)
+	}
+	absDir, err1 := filepath.Abs(dir)
+	absDest, err2 := filepath.Abs(dest)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("cannot back up %s to %s: %w", dir, dest, errors.Join(err1, err2))
+	}
+	if rel, err := filepath.Rel(absDir, absDest); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("cannot back up %s into %s: it is inside the directory it copies", dir, dest)
 	}
 	if err := os.MkdirAll(dest, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot back up to %s: %w", dest, err)
@@ -42,6 +54,9 @@ func Backup(ctx context.Context, dir, dest string) ([]string, error) {
 			return os.MkdirAll(filepath.Join(dest, rel), 0o700)
 		}
 		if !d.Type().IsRegular() || strings.HasSuffix(path, "-wal") || strings.HasSuffix(path, "-shm") || strings.HasSuffix(path, "-journal") {
+			return nil
+		}
+		if !withCredentials && (rel == "token" || strings.HasSuffix(path, ".key")) {
 			return nil
 		}
 		if strings.HasSuffix(path, ".db") {

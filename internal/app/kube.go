@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
@@ -37,7 +38,7 @@ func (a *App) startKube(ctx context.Context, cfg Config) error {
 	}
 	a.kubeHosts = cfg.KubeHosts
 	a.kube, err = kubeproc.Start(ctx, kubeproc.Config{Binary: cfg.KubeBinary, Listen: cfg.KubeListen, Dir: dir,
-		CairnURL: a.url, Hosts: cfg.KubeHosts, Logger: a.log, Database: cfg.Database})
+		CairnURL: a.url, Hosts: cfg.KubeHosts, Logger: a.log, Database: withoutPoolParams(cfg.Database)})
 	if err != nil {
 		return fmt.Errorf("cannot serve the kube API: %w", err)
 	}
@@ -197,4 +198,21 @@ func tokenOf(tokens map[string]string, tenantName string) string {
 		return ""
 	}
 	return mine[0]
+}
+
+// withoutPoolParams is a postgres:// URL without the pgxpool parameters (pool_max_conns, ...),
+// which cairn-kube's drivers would send to the server as settings it does not know.
+func withoutPoolParams(database string) string {
+	u, err := url.Parse(database)
+	if err != nil || u.Scheme == "" {
+		return database
+	}
+	q := u.Query()
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			q.Del(k)
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -64,7 +64,7 @@ func (a *Authenticator) Issue(c tenant.Caller, ttl time.Duration) string {
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
-	tok := tokenPrefix + "run_" + base64.RawURLEncoding.EncodeToString(b[:])
+	tok := runPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -137,7 +137,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, presented string) (ten
 		}
 		return a.withGrants(ctx, c)
 	}
-	if strings.HasPrefix(presented, tokenPrefix+"run_") {
+	if strings.HasPrefix(presented, runPrefix) {
 		a.mu.Lock()
 		is, ok := a.issued[sha256.Sum256([]byte(presented))]
 		a.mu.Unlock()
@@ -179,8 +179,12 @@ func (a *Authenticator) withGrants(ctx context.Context, c tenant.Caller) (tenant
 }
 
 // tokenPrefix starts every minted token, so that a leaked one is recognised by secret
-// scanners and a JWT or a static token is not looked up.
-const tokenPrefix = "cairn_"
+// scanners and a JWT or a static token is not looked up; runPrefix starts Issue's, which no
+// minted token can (base64url has no '_' after "cairn" without the "cairn_" separator).
+const (
+	tokenPrefix = "cairn_"
+	runPrefix   = "cairnrun_"
+)
 
 // Hash is what the store keeps of a token: its SHA-256. Tokens are 256 random bits, so a
 // fast hash is enough (no dictionary to guess from).

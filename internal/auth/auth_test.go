@@ -107,6 +107,7 @@ func TestOIDC(t *testing.T) {
 		"another issuer":     other.Token(t, "ann", "cairn", time.Hour, map[string]any{"cairn_tenant": "alpha"}),
 		"no tenant":          is.Token(t, "ann", "cairn", time.Hour, nil),
 		"a role that is not": is.Token(t, "ann", "cairn", time.Hour, map[string]any{"cairn_tenant": "alpha", "cairn_role": "root"}),
+		"the server's admin": is.Token(t, "ann", "cairn", time.Hour, map[string]any{"cairn_tenant": "default", "cairn_role": "admin"}),
 	} {
 		if _, err := a.Authenticate(ctx, raw); !errors.Is(err, auth.ErrUnauthorized) {
 			t.Errorf("%s: got %v, want ErrUnauthorized", name, err)

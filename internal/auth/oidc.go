@@ -26,6 +26,10 @@ type OIDCConfig struct {
 	RoleClaim   string
 	// Client fetches the issuer's documents; nil: http.DefaultClient.
 	Client *http.Client
+	// AllowServerAdmin lets a token whose tenant is "default" and role admin be the server's
+	// admin. Off: such a token is refused, so that a claim-mapping mistake at the issuer
+	// cannot hand out the server.
+	AllowServerAdmin bool
 }
 
 // OIDC verifies ID tokens of one issuer.
@@ -105,5 +109,10 @@ func (o *OIDC) verify(ctx context.Context, raw string) (tenant.Caller, error) {
 	if !tenant.ValidRole(role) {
 		return tenant.Caller{}, fmt.Errorf("%w: the ID token's %q claim %q is not a role", ErrUnauthorized, o.cfg.RoleClaim, role)
 	}
-	return tenant.Caller{Tenant: name, Subject: "oidc:" + tok.Subject, Role: role}, nil
+	c := tenant.Caller{Tenant: name, Subject: "oidc:" + tok.Subject, Role: role}
+	if c.ServerAdmin() && !o.cfg.AllowServerAdmin {
+		return tenant.Caller{}, fmt.Errorf("%w: an ID token may not be the server's admin (tenant %q, role admin) unless the server allows it (--oidc-allow-server-admin)",
+			ErrUnauthorized, tenant.Default)
+	}
+	return c, nil
 }

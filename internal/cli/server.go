@@ -54,6 +54,7 @@ func (r *runner) serverCommand() *cobra.Command {
 	f.StringVar(&oidc.Audience, "oidc-audience", "", "the client ID the issuer's tokens must be issued to (env CAIRN_OIDC_AUDIENCE)")
 	f.StringVar(&oidc.TenantClaim, "oidc-tenant-claim", "cairn_tenant", "the ID token claim naming the caller's tenant (env CAIRN_OIDC_TENANT_CLAIM)")
 	f.StringVar(&oidc.RoleClaim, "oidc-role-claim", "cairn_role", "the ID token claim naming the caller's role; a token without it is a viewer (env CAIRN_OIDC_ROLE_CLAIM)")
+	f.BoolVar(&oidc.AllowServerAdmin, "oidc-allow-server-admin", false, "let an ID token of tenant default with role admin be the server's admin (refused otherwise)")
 	limits := addLimitFlags(cmd)
 	cmd.RunE = r.action(func(cmd *cobra.Command) error {
 		for flag, p := range configFlags(&cfg) {

@@ -110,6 +110,12 @@ func TestTokensAndAudit(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(to, "state.db")); err != nil || !strings.Contains(stdout.String(), "state.db") {
 		t.Fatalf("backup wrote %q: %v", stdout.String(), err)
 	}
+	if _, err := os.Stat(filepath.Join(to, "token")); err == nil {
+		t.Error("the backup holds the server's token without --include-credentials")
+	}
+	if code := Run(context.Background(), []string{"backup", "--dir", dir, "--to", filepath.Join(dir, "bk")}, env); code == 0 {
+		t.Error("a backup into the directory it copies: want refused")
+	}
 	// Restored (the backup beside the same secrets key), the tokens and the audit log are there.
 	restored := filepath.Join(filepath.Dir(dir), "restored")
 	if err := os.Rename(to, restored); err != nil {

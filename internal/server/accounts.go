@@ -119,6 +119,11 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	}
 	out := apiToken(m.Token)
 	out.Secret = m.Secret
+	note := fmt.Sprintf("%s (tenant %s, role %s", m.Token.ID, name, req.Role)
+	for _, g := range req.Grants {
+		note += fmt.Sprintf(", %s on %s", g.Role, g.Stack)
+	}
+	noteAudit(r, note+")")
 	for _, g := range req.Grants {
 		sg := state.Grant{Tenant: name, Subject: m.Token.ID, Stack: g.Stack, Role: g.Role, CreatedAt: now.UTC()}
 		if err := s.accounts.PutGrant(r.Context(), sg); err != nil {
@@ -193,6 +198,7 @@ func (s *Server) putGrant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.Tenant = name
+	noteAudit(r, fmt.Sprintf("%s: %s on %s (tenant %s)", g.Subject, g.Role, g.Stack, name))
 	err = s.accounts.PutGrant(r.Context(), state.Grant{Tenant: name, Subject: g.Subject, Stack: g.Stack, Role: g.Role, CreatedAt: time.Now().UTC()})
 	s.reply(w, r, http.StatusOK, g, err)
 }
@@ -235,6 +241,7 @@ func (s *Server) deleteGrant(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	noteAudit(r, fmt.Sprintf("%s on %s (tenant %s)", q.Get("subject"), q.Get("stack"), name))
 	err = s.accounts.DeleteGrant(r.Context(), name, q.Get("subject"), q.Get("stack"))
 	if errors.Is(err, state.ErrNotFound) {
 		err = &requestError{status: http.StatusNotFound, code: api.CodeNotFound, msg: "no such grant"}

@@ -31,8 +31,15 @@ func (s *Server) authed(need string, h http.HandlerFunc) http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		r = r.WithContext(tenant.WithCaller(r.Context(), c))
-		defer s.audit(w, r, c)
+		note := new(string)
+		r = r.WithContext(context.WithValue(tenant.WithCaller(r.Context(), c), auditNoteKey{}, note))
+		defer func() {
+			if p := recover(); p != nil {
+				s.auditStatus(r, c, http.StatusInternalServerError, *note)
+				panic(p) // observe answers it
+			}
+			s.audit(w, r, c, *note)
+		}()
 		if !allowed(c, need, r) {
 			s.fail(w, r, forbidden(c, need, r))
 			return
@@ -94,18 +101,36 @@ func forbidden(c tenant.Caller, need string, r *http.Request) error {
 	return &requestError{status: http.StatusForbidden, code: api.CodeForbidden, msg: msg}
 }
 
+type auditNoteKey struct{}
+
+// noteAudit adds to the target the audit log records for r: what a handler changed that the
+// path does not name (the token made, the grant given, the tenant acted on).
+func noteAudit(r *http.Request, note string) {
+	if p, ok := r.Context().Value(auditNoteKey{}).(*string); ok {
+		*p = clip(note)
+	}
+}
+
 // audit records a change (any method but GET and HEAD) once answered: who, what, on what,
 // from where, and how it ended. A failure to record is logged; the answer stands.
-func (s *Server) audit(w http.ResponseWriter, r *http.Request, c tenant.Caller) {
-	if s.accounts == nil || r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return
-	}
+func (s *Server) audit(w http.ResponseWriter, r *http.Request, c tenant.Caller, note string) {
 	status := http.StatusOK
 	if rec, ok := w.(*recorder); ok && rec.status != 0 {
 		status = rec.status
 	}
+	s.auditStatus(r, c, status, note)
+}
+
+func (s *Server) auditStatus(r *http.Request, c tenant.Caller, status int, note string) {
+	if s.accounts == nil || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return
+	}
+	target := targetOf(r)
+	if note != "" {
+		target = clip(strings.TrimSpace(target + " " + note))
+	}
 	e := state.AuditEntry{At: time.Now().UTC(), Tenant: c.Tenant, Subject: c.Subject, Role: c.Role,
-		Action: r.Method + " " + routePath(r), Target: targetOf(r), Remote: remoteOf(r), Status: status}
+		Action: r.Method + " " + routePath(r), Target: target, Remote: remoteOf(r), Status: status}
 	if _, err := s.accounts.AppendAudit(context.WithoutCancel(r.Context()), e); err != nil {
 		s.log.ErrorContext(r.Context(), "cannot write the audit log", "action", e.Action, "err", err)
 	}

@@ -83,7 +83,7 @@ func (s *Server) rfs(h rfsHandler) http.Handler {
 			return
 		}
 		r = r.WithContext(tenant.WithCaller(r.Context(), c))
-		defer s.audit(w, r, c)
+		defer s.audit(w, r, c, "")
 		if need := needFor(r.Method); !tenant.Covers(c.Role, need) {
 			s.rfsFail(w, r, &registry.Error{Status: http.StatusForbidden, Code: registry.CodeForbidden,
 				Msg: "a " + c.Role + " may not do this: it needs the role " + need})

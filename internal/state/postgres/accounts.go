@@ -110,11 +110,19 @@ func (s *Store) Grants(ctx context.Context, tenant, subject string) ([]state.Gra
 // AppendAudit appends an audit entry.
 func (s *Store) AppendAudit(ctx context.Context, e state.AuditEntry) (int64, error) {
 	var seq int64
+	// Under a lock held to the commit, as events: entries commit in Seq order, so a reader
+	// paging with After never misses one committed late below the last it saw.
 	err := s.batch(ctx, func(b *pgx.Batch) {
+		b.Queue(`SELECT pg_advisory_xact_lock($1, 0)`, auditLock)
 		b.Queue(`INSERT INTO audit (at, tenant, subject, role, action, target, remote, status)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq`,
 			ms(e.At), e.Tenant, e.Subject, e.Role, e.Action, e.Target, e.Remote, e.Status)
-	}, func(br pgx.BatchResults) error { return br.QueryRow().Scan(&seq) })
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		return br.QueryRow().Scan(&seq)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("cannot append to the audit log: %w", err)
 	}

@@ -221,6 +221,7 @@ const (
 	migrateLock   int64 = 0x636169726e2d6462 // "cairn-db": schema migrations
 	eventsLock    int32 = 0x63657674         // "cevt", hashtext(stack): a stack's event appends
 	providersLock int32 = 0x63707276         // "cprv", hashtext(tenant): a tenant's provider creates
+	auditLock     int32 = 0x63617564         // "caud", 0: audit appends, in Seq order
 )
 
 // migrate applies the migrations the database lacks, all in one transaction that holds
