@@ -15,10 +15,23 @@ import (
 func defaultOwner() string { return NewOwner() }
 
 // NewOwner returns a fresh name for an engine in operation leases: HOST:PID:RANDOM, which
-// OwnerAlive's default understands.
+// OwnerAlive's default understands. HOST is the host name and, when it is not the first,
+// the PID namespace: two containers with one host name (host networking) do not share
+// process ids, so neither may judge the other's pids.
 func NewOwner() string {
+	return fmt.Sprintf("%s:%d:%s", hostID(), os.Getpid(), newID()[:8])
+}
+
+// hostID names the set of processes this one can see: the host name, with the PID
+// namespace appended when it is not the initial one ("host/pid-4026532198").
+func hostID() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), newID()[:8])
+	host = strings.ReplaceAll(host, ":", "_")
+	ns, err := os.Readlink("/proc/self/ns/pid") // "pid:[4026531836]"
+	if err != nil || ns == "pid:[4026531836]" { // the initial namespace's inode
+		return host
+	}
+	return host + "/pid-" + strings.Trim(strings.TrimPrefix(ns, "pid:"), "[]")
 }
 
 // ownerAlive reports whether the engine named owner may still be running: false only when it
@@ -29,9 +42,8 @@ func ownerAlive(owner string) bool {
 	if len(parts) != 3 {
 		return true
 	}
-	host, _ := os.Hostname()
 	pid, err := strconv.Atoi(parts[1])
-	if parts[0] != host || err != nil || pid <= 0 || pid == os.Getpid() {
+	if parts[0] != hostID() || err != nil || pid <= 0 || pid == os.Getpid() {
 		return true
 	}
 	// Signal 0 checks existence. EPERM means it exists under another user; a recycled pid
