@@ -4,7 +4,6 @@ package team
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -107,47 +106,6 @@ func (f *faults) run(t *testing.T, c *cluster.Cluster, pg *pgtest.Server, every 
 	}
 }
 
-// retried sends a deploy or delete through the load balancer until an operation runs for the
-// stack, and returns its id: a request that died with its replica is sent again, and a stack
-// found busy is followed instead (the first request did start it).
-func retried(ctx context.Context, c *client.Client, stack string, send func() (api.Operation, error)) (string, error) {
-	for {
-		op, err := send()
-		if err == nil {
-			return op.ID, nil
-		}
-		var ae *api.Error
-		if errors.As(err, &ae) && ae.Code == api.CodeStackBusy {
-			st, serr := c.StackBrief(ctx, stack)
-			if serr == nil && st.Operation != "" {
-				return st.Operation, nil
-			}
-		} else if errors.As(err, &ae) && ae.Code != api.CodeInternal {
-			return "", err // refused for good; transport errors and 500s (the database restarting) are retried
-		}
-		if ctx.Err() != nil {
-			return "", err
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-}
-
-// wait follows operation id until it ends, through whichever replica answers.
-func wait(ctx context.Context, c *client.Client, id string) (api.Operation, error) {
-	for {
-		op, err := c.Operation(ctx, id, 20*time.Second)
-		if err == nil && op.Status != "running" {
-			return op, nil
-		}
-		if ctx.Err() != nil {
-			return op, fmt.Errorf("operation %s: %w (last error %v)", id, ctx.Err(), err)
-		}
-		if err != nil {
-			time.Sleep(300 * time.Millisecond)
-		}
-	}
-}
-
 // TestReplicasSurviveKills: three replicas on one PostgreSQL deploy, update (with
 // replacements) and delete stacks of custom resources and of a Terraform provider plugin
 // while a replica is SIGKILLed every few seconds and PostgreSQL is restarted once. Every
@@ -182,7 +140,7 @@ func TestReplicasSurviveKills(t *testing.T) {
 		var mu sync.Mutex
 		for _, j := range jobs {
 			wg.Go(func() {
-				id, err := retried(ctx, cl, j.stack, func() (api.Operation, error) {
+				id, err := cluster.Retried(ctx, cl, j.stack, func() (api.Operation, error) {
 					if del {
 						return cl.Delete(ctx, j.stack, api.DeleteRequest{})
 					}
@@ -190,7 +148,7 @@ func TestReplicasSurviveKills(t *testing.T) {
 				})
 				var op api.Operation
 				if err == nil {
-					op, err = wait(ctx, cl, id)
+					op, err = cluster.Wait(ctx, cl, id)
 				}
 				mu.Lock()
 				defer mu.Unlock()
