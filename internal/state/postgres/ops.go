@@ -207,7 +207,8 @@ func (s *Store) ListRunningOperations(ctx context.Context) ([]state.Operation, e
 // AppendEvent inserts e under its stack's advisory lock: the lock is taken before the
 // sequence hands out Seq and held until the commit, so a stack's events commit in Seq order
 // and a client that read up to Seq n never misses an event below n committed after. It
-// announces the event (watch.go).
+// announces the event once committed, with the others of its stack at most every
+// announceEvery (watch.go).
 func (s *Store) AppendEvent(ctx context.Context, e state.Event) (int64, error) {
 	var seq int64
 	err := s.batch(ctx, func(b *pgx.Batch) {
@@ -215,20 +216,16 @@ func (s *Store) AppendEvent(ctx context.Context, e state.Event) (int64, error) {
 		b.Queue(`INSERT INTO events (stack, operation, logical_id, physical_id, type, status, reason, at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq`,
 			e.Stack, e.Operation, e.LogicalID, e.PhysicalID, e.Type, e.Status, e.Reason, ms(e.At))
-		b.Queue(notifyQuery, e.Stack)
 	}, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		if err := br.QueryRow().Scan(&seq); err != nil {
-			return err
-		}
-		_, err := br.Exec()
-		return err
+		return br.QueryRow().Scan(&seq)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("cannot append event of stack %s: %w", e.Stack, err)
 	}
+	s.events.announce(e.Stack)
 	return seq, nil
 }
 

@@ -26,6 +26,7 @@ type Store struct {
 	ring      *secrets.Keyring
 	closed    chan struct{} // closed by Close: ends Watch
 	closeOnce sync.Once
+	events    *announcer // announces events, at most every announceEvery per stack
 }
 
 var _ state.Store = (*Store)(nil)
@@ -65,6 +66,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s := &Store{name: fmt.Sprintf("%s/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Database), ring: opts.Keyring,
 		closed: make(chan struct{})}
+	s.events = &announcer{s: s, last: map[string]time.Time{}, pending: map[string]bool{}}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("cannot open state db %s: %w", s.name, err)
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -122,4 +123,59 @@ func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig, ls Listeners) b
 			return true
 		}
 	}
+}
+
+// announceEvery bounds how often a store announces one stack's events: PostgreSQL serialises
+// the commits of transactions that NOTIFY, so a notification per event (thousands a second
+// under load) would serialise every event append; a follower wakes within this of any event.
+const announceEvery = 100 * time.Millisecond
+
+// announcer sends the NOTIFY of a stack's events after their commit: the first of a burst at
+// once, the rest as one trailing notification announceEvery after the last one sent.
+type announcer struct {
+	s       *Store
+	mu      sync.Mutex
+	last    map[string]time.Time // when each stack's events were last announced
+	pending map[string]bool      // a trailing announcement is scheduled
+}
+
+func (a *announcer) announce(stack string) {
+	a.mu.Lock()
+	if a.pending[stack] {
+		a.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	since := now.Sub(a.last[stack])
+	if since >= announceEvery {
+		if len(a.last) > 10000 { // forget quiet stacks
+			clear(a.last)
+		}
+		a.last[stack] = now
+		a.mu.Unlock()
+		a.send(stack)
+		return
+	}
+	a.pending[stack] = true
+	a.mu.Unlock()
+	time.AfterFunc(announceEvery-since, func() {
+		a.mu.Lock()
+		delete(a.pending, stack)
+		a.last[stack] = time.Now()
+		a.mu.Unlock()
+		a.send(stack)
+	})
+}
+
+// send notifies; a notification lost (the database away) costs followers only latency: they
+// read again when they listen again.
+func (a *announcer) send(stack string) {
+	select {
+	case <-a.s.closed:
+		return
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = a.s.pool.Exec(ctx, notifyQuery, stack)
 }
