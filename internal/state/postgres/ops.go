@@ -211,7 +211,7 @@ func (s *Store) ListRunningOperations(ctx context.Context) ([]state.Operation, e
 // announceEvery (watch.go).
 func (s *Store) AppendEvent(ctx context.Context, e state.Event) (int64, error) {
 	var seq int64
-	err := s.batch(ctx, func(b *pgx.Batch) {
+	err := s.grouped(ctx, func(b *pgx.Batch) {
 		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, eventsLock, e.Stack)
 		b.Queue(`INSERT INTO events (stack, operation, logical_id, physical_id, type, status, reason, at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq`,
@@ -368,28 +368,23 @@ func (s *Store) SaveCustomResponse(ctx context.Context, id string, body []byte, 
 		body = []byte{} // sealed, so that the stored row is not NULL
 	}
 	sealed := s.seal(body, "custom_requests", "response", id)
-	var first, exists bool
+	// One statement: the first response is stored and announced (ResponseChannel) in one
+	// commit; only a refused one looks whether the request exists at all.
+	var saved int
 	err := s.batch(ctx, func(b *pgx.Batch) {
-		b.Queue(`UPDATE custom_requests SET response = $1, responded_at = $2 WHERE id = $3 AND response IS NULL`,
-			sealed, ms(at), id)
-		b.Queue(`SELECT EXISTS (SELECT 1 FROM custom_requests WHERE id = $1)`, id)
-	}, func(br pgx.BatchResults) error {
-		tag, err := br.Exec()
-		if err != nil {
-			return err
-		}
-		first = tag.RowsAffected() == 1
-		return br.QueryRow().Scan(&exists)
-	})
+		b.Queue(`WITH u AS (UPDATE custom_requests SET response = $1, responded_at = $2
+				WHERE id = $3 AND response IS NULL RETURNING id)
+			SELECT count(pg_notify('`+ResponseChannel+`', id)) FROM u`, sealed, ms(at), id)
+	}, func(br pgx.BatchResults) error { return br.QueryRow().Scan(&saved) })
+	first, exists := saved == 1, true
+	if err == nil && !first {
+		err = s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM custom_requests WHERE id = $1)`, id).Scan(&exists)
+	}
 	if err == nil && !exists {
 		err = state.ErrNotFound
 	}
 	if err != nil {
 		return false, fmt.Errorf("cannot save response to custom request %s: %w", id, err)
-	}
-	if first {
-		// After the commit: a notification lost to a crash here leaves the waiter its poll.
-		_, _ = s.pool.Exec(ctx, `SELECT pg_notify('`+ResponseChannel+`', $1)`, id)
 	}
 	return first, nil
 }

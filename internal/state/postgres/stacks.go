@@ -235,7 +235,7 @@ func (s *Store) Append(ctx context.Context, e state.JournalEntry, writes ...stat
 	entry := []any{e.Operation, e.Stack, e.Step, e.Phase, e.Token, e.Failed,
 		s.seal(e.Detail, "journal", "detail", e.Operation, e.Stack, e.Step, e.Phase, e.Token), ms(e.At)}
 	var seq int64
-	err := s.batch(ctx, func(b *pgx.Batch) {
+	err := s.grouped(ctx, func(b *pgx.Batch) {
 		if e.Fence != "" {
 			b.Queue(fenceQuery, e.Operation, e.Fence)
 		}

@@ -27,6 +27,9 @@ type Store struct {
 	closed    chan struct{} // closed by Close: ends Watch
 	closeOnce sync.Once
 	events    *announcer // announces events, at most every announceEvery per stack
+	// appends queue the journal and event appends of the group committer (group.go).
+	appends       chan *appendReq
+	committerDone chan struct{}
 }
 
 var _ state.Store = (*Store)(nil)
@@ -67,6 +70,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s := &Store{name: fmt.Sprintf("%s/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Database), ring: opts.Keyring,
 		closed: make(chan struct{})}
 	s.events = &announcer{s: s, last: map[string]time.Time{}, pending: map[string]bool{}}
+	s.appends, s.committerDone = make(chan *appendReq), make(chan struct{})
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("cannot open state db %s: %w", s.name, err)
 	}
@@ -74,6 +78,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		s.pool.Close()
 		return nil, fmt.Errorf("cannot open state db %s: %w", s.name, err)
 	}
+	go s.committer()
 	return s, nil
 }
 
@@ -82,6 +87,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
+		if s.committerDone != nil {
+			<-s.committerDone // the group in flight ends before the pool closes
+		}
 		s.pool.Close()
 	})
 	return nil
