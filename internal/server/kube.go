@@ -24,7 +24,7 @@ func (s *Server) kubeEndpoint(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusOK, ep, err)
 }
 
-// kubeEnable offers resource types as CRDs. CRDs are cluster-wide: only the server's own token
+// kubeEnable offers resource types as CRDs. CRDs are cluster-wide: only the server's admin
 // may make them.
 func (s *Server) kubeEnable(w http.ResponseWriter, r *http.Request) {
 	if !tenant.CallerFrom(r.Context()).ServerAdmin() {

@@ -67,7 +67,7 @@ func TestKubeEnable(t *testing.T) {
 	for _, crd := range []string{"pets.random.hashicorp.tf.cairn.dev", "strings.random.hashicorp.tf.cairn.dev", "offsets.time.hashicorp.tf.cairn.dev"} {
 		s.waitEstablished(crd)
 	}
-	if out, err := s.cairn(s.tenants["alpha"], "kube", "enable", "hashicorp/random", "random_id"); err == nil || !strings.Contains(out, "only the server's own token") {
+	if out, err := s.cairn(s.tenants["alpha"], "kube", "enable", "hashicorp/random", "random_id"); err == nil || !strings.Contains(out, "only the server's admin") {
 		t.Fatalf("a tenant must not enable types, got %v:\n%s", err, out)
 	}
 	if out := s.kubectl("alpha", "explain", "pets.spec.length"); !strings.Contains(out, "length") {
