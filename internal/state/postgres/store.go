@@ -105,8 +105,12 @@ func (s *Store) Close() error {
 const maxAttempts = 3
 
 // retry runs attempt until it succeeds or says that running it again is not safe, or
-// maxAttempts ran. attempt must build its statements anew on each call.
+// maxAttempts ran. attempt must build its statements anew on each call. A call that never
+// reached the server (it is restarting, or away for a moment) is tried again with a growing
+// wait for up to outageWait: an operation's journal write waits out a database restart
+// instead of failing the operation.
 func (s *Store) retry(ctx context.Context, attempt func() (err error, again bool)) error {
+	start, wait := time.Now(), 50*time.Millisecond
 	for i := 1; ; i++ {
 		err, again := attempt()
 		if err == nil {
@@ -115,10 +119,34 @@ func (s *Store) retry(ctx context.Context, attempt func() (err error, again bool
 		if terminated(err) {
 			s.pool.Reset()
 		}
-		if !again || i == maxAttempts || ctx.Err() != nil {
+		if !again || ctx.Err() != nil {
 			return err
 		}
+		if !unsent(err) || time.Since(start) > outageWait {
+			if i >= maxAttempts {
+				return err
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-s.closed:
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
 	}
+}
+
+// outageWait bounds how long a call waits for a database that cannot be reached.
+const outageWait = 30 * time.Second
+
+// unsent reports whether err says the call could not reach the server at all (a dial
+// refused, a session ended before it was sent): nothing of it ran.
+func unsent(err error) bool {
+	var ce *pgconn.ConnectError
+	return pgconn.SafeToRetry(err) || terminated(err) || errors.As(err, &ce)
 }
 
 // rolledBack reports whether err is a deadlock or a serialization failure: PostgreSQL rolled
@@ -172,7 +200,7 @@ func (s *Store) batch(ctx context.Context, add func(*pgx.Batch), read func(pgx.B
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
-		return err, rolledBack(err) || (br.ok == 0 && (terminated(err) || pgconn.SafeToRetry(err)))
+		return err, rolledBack(err) || (br.ok == 0 && unsent(err))
 	})
 }
 
