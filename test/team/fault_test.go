@@ -59,7 +59,7 @@ output "first" { value = time_static.t[0].id }
 type faults struct {
 	mu      sync.Mutex
 	kills   []kill // SIGKILLs
-	drains  int         // SIGTERMs: the replica drains, handing its operations over
+	drains  int    // SIGTERMs: the replica drains, handing its operations over
 	pgAt    time.Time
 	stopped chan struct{}
 }
