@@ -75,5 +75,3 @@ func mintToken(t *testing.T, url, admin, tenant, role string) string {
 	}
 	return out.Secret
 }
-
-
