@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cairn-dev/cairn/internal/state"
 )
 
 // importOrder lists the tables Import copies, a table before those that reference it.
@@ -30,7 +32,7 @@ func (s *Store) Import(ctx context.Context, src *sql.DB) (map[string]int64, erro
 			var n int64
 			q := `SELECT count(*) FROM ` + table
 			if table == "keys" {
-				q += ` WHERE name <> '` + checkKey + `'` // Open wrote its own check
+				q += ` WHERE name <> '` + state.SecretsCheckKey + `'` // Open wrote its own check
 			}
 			if err := tx.QueryRow(ctx, q).Scan(&n); err != nil {
 				return err

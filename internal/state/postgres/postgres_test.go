@@ -83,7 +83,7 @@ func TestConcurrentOpens(t *testing.T) {
 		t.Errorf("schema_version: %d rows, version %d (%v); want one row, version %d", rows, version, err, len(migrations))
 	}
 	var checks int
-	if err := stores[0].pool.QueryRow(t.Context(), `SELECT COUNT(*) FROM keys WHERE name = $1`, checkKey).Scan(&checks); err != nil || checks != 1 {
+	if err := stores[0].pool.QueryRow(t.Context(), `SELECT COUNT(*) FROM keys WHERE name = $1`, state.SecretsCheckKey).Scan(&checks); err != nil || checks != 1 {
 		t.Errorf("check rows: %d (%v), want 1", checks, err)
 	}
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,55 +11,12 @@ import (
 	"github.com/cairn-dev/cairn/internal/state"
 )
 
-// The sealing of this file is the SQLite backend's (internal/state/sqlite/seal.go): the same
-// columns, bound to their rows by the same associated data, so that a sealed blob copied from
-// one backend's row to the other's opens there. ad, sealedTables and the check row are
-// duplicated rather than shared, to leave the SQLite package as it is; TestSealedLikeSQLite
-// copies blobs from a SQLite database into this one and fails if the two ever drift apart.
-
-// sealedTable lists a table's columns that may hold a user's secret values and the key
-// columns that bind their blobs to the row.
-type sealedTable struct {
-	table string
-	key   []string // TEXT columns naming the row, in the order seal and open pass them
-	cols  []string
-}
-
-var sealedTables = []sealedTable{
-	{"stacks", []string{"name"}, []string{"parameters", "outputs", "template", "providers"}},
-	{"resources", []string{"stack", "name"}, []string{"props", "outputs", "private"}},
-	{"journal", []string{"operation", "stack", "step", "phase", "token"}, []string{"detail"}},
-	{"operations", []string{"id"}, []string{"request"}},
-	{"custom_requests", []string{"id"}, []string{"body", "response"}},
-	{"keys", []string{"name"}, []string{"value"}},
-	{"functions", []string{"name"}, []string{"env"}},
-	// Not sealed, as in SQLite: the functions' other columns, the registry, events, accounts
-	// (tokens are stored as hashes).
-}
-
-// checkKey is a keys row sealed with the ring; opening it proves, at Open, that the ring is
-// the database's. A PostgreSQL database is sealed from its first Open, so it has the row from
-// then on.
-const checkKey = "secrets-check"
-
-var checkValue = []byte("cairn sealed state")
-
-// ad is the associated data of a blob of table.col in the row named by key.
-func ad(table, col string, key ...string) []byte {
-	b := make([]byte, 0, 64)
-	for _, p := range append([]string{table, col}, key...) {
-		b = binary.AppendUvarint(b, uint64(len(p)))
-		b = append(b, p...)
-	}
-	return b
-}
-
 // seal seals b for table.col of the row key; nil stays nil (NULL).
 func (s *Store) seal(b []byte, table, col string, key ...string) []byte {
 	if b == nil {
 		return nil
 	}
-	return s.ring.Seal(b, ad(table, col, key...))
+	return s.ring.Seal(b, state.SealAD(table, col, key...))
 }
 
 // open replaces the sealed *b of table.col of the row key by its plaintext; nil stays nil.
@@ -68,7 +24,7 @@ func (s *Store) open(b *[]byte, table, col string, key ...string) error {
 	if *b == nil {
 		return nil
 	}
-	pt, err := s.ring.Open(*b, ad(table, col, key...))
+	pt, err := s.ring.Open(*b, state.SealAD(table, col, key...))
 	if err != nil {
 		return fmt.Errorf("cannot open %s.%s of %s: %w", table, col, strings.Join(key, " "), err)
 	}
@@ -113,10 +69,10 @@ func openAll[T any](vs []T, open func(*T) error) error {
 // that has none (a new one). It runs in migrate's transaction, under its lock.
 func (s *Store) checkRing(ctx context.Context, tx pgx.Tx) error {
 	var check []byte
-	err := tx.QueryRow(ctx, `SELECT value FROM keys WHERE name = $1`, checkKey).Scan(&check)
+	err := tx.QueryRow(ctx, `SELECT value FROM keys WHERE name = $1`, state.SecretsCheckKey).Scan(&check)
 	if errors.Is(err, pgx.ErrNoRows) {
-		_, err = tx.Exec(ctx, `INSERT INTO keys (name, value) VALUES ($1, $2)`, checkKey,
-			s.ring.Seal(checkValue, ad("keys", "value", checkKey)))
+		_, err = tx.Exec(ctx, `INSERT INTO keys (name, value) VALUES ($1, $2)`, state.SecretsCheckKey,
+			s.ring.Seal(state.SecretsCheckValue, state.SealAD("keys", "value", state.SecretsCheckKey)))
 		if err != nil {
 			return fmt.Errorf("cannot seal secrets: %w", err)
 		}
@@ -125,7 +81,7 @@ func (s *Store) checkRing(ctx context.Context, tx pgx.Tx) error {
 	if err != nil {
 		return fmt.Errorf("cannot seal secrets: %w", err)
 	}
-	if _, err := s.ring.Open(check, ad("keys", "value", checkKey)); err != nil {
+	if _, err := s.ring.Open(check, state.SealAD("keys", "value", state.SecretsCheckKey)); err != nil {
 		return fmt.Errorf("cannot seal secrets: the secrets key does not open this database (%w): give the key it was sealed with", err)
 	}
 	return nil

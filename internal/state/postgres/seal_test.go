@@ -145,18 +145,18 @@ func TestNoSecretAtRest(t *testing.T) {
 			t.Errorf("secret %q is stored in clear", secret)
 		}
 	}
-	for _, tb := range sealedTables {
-		for _, col := range tb.cols {
+	for _, tb := range state.SealedTables {
+		for _, col := range tb.Cols {
 			blobs, err := list(ctx, s, func(sc scanner) ([]byte, error) {
 				var b []byte
 				return b, sc.Scan(&b)
-			}, `SELECT `+col+` FROM `+tb.table+` WHERE `+col+` IS NOT NULL`)
+			}, `SELECT `+col+` FROM `+tb.Table+` WHERE `+col+` IS NOT NULL`)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, b := range blobs {
 				if !secrets.IsSealed(b) {
-					t.Errorf("%s.%s holds a value that is not sealed: %q", tb.table, col, b)
+					t.Errorf("%s.%s holds a value that is not sealed: %q", tb.Table, col, b)
 				}
 			}
 		}
@@ -250,14 +250,14 @@ func TestSealedLikeSQLite(t *testing.T) {
 	}
 	defer db.Close()
 	copied := 0
-	for _, tb := range sealedTables {
-		rows, err := db.QueryContext(ctx, `SELECT `+strings.Join(tb.key, ", ")+`, `+strings.Join(tb.cols, ", ")+` FROM `+tb.table)
+	for _, tb := range state.SealedTables {
+		rows, err := db.QueryContext(ctx, `SELECT `+strings.Join(tb.Key, ", ")+`, `+strings.Join(tb.Cols, ", ")+` FROM `+tb.Table)
 		if err != nil {
-			t.Fatalf("read %s from SQLite: %v", tb.table, err)
+			t.Fatalf("read %s from SQLite: %v", tb.Table, err)
 		}
 		for rows.Next() {
-			key := make([]string, len(tb.key))
-			blobs := make([][]byte, len(tb.cols))
+			key := make([]string, len(tb.Key))
+			blobs := make([][]byte, len(tb.Cols))
 			var dest []any
 			for i := range key {
 				dest = append(dest, &key[i])
@@ -268,18 +268,18 @@ func TestSealedLikeSQLite(t *testing.T) {
 			if err := rows.Scan(dest...); err != nil {
 				t.Fatal(err)
 			}
-			if tb.table == "keys" && key[0] == checkKey {
+			if tb.Table == "keys" && key[0] == state.SecretsCheckKey {
 				continue
 			}
-			for i, col := range tb.cols {
+			for i, col := range tb.Cols {
 				where, args := []string{}, []any{blobs[i]}
-				for j, k := range tb.key {
+				for j, k := range tb.Key {
 					args = append(args, key[j])
 					where = append(where, k+" = $"+strconv.Itoa(len(args)))
 				}
-				tag, err := pg.pool.Exec(ctx, `UPDATE `+tb.table+` SET `+col+` = $1 WHERE `+strings.Join(where, " AND "), args...)
+				tag, err := pg.pool.Exec(ctx, `UPDATE `+tb.Table+` SET `+col+` = $1 WHERE `+strings.Join(where, " AND "), args...)
 				if err != nil || tag.RowsAffected() != 1 {
-					t.Fatalf("copy %s.%s of %v: %d rows, %v", tb.table, col, key, tag.RowsAffected(), err)
+					t.Fatalf("copy %s.%s of %v: %d rows, %v", tb.Table, col, key, tag.RowsAffected(), err)
 				}
 				copied++
 			}

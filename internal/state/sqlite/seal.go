@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,55 +11,12 @@ import (
 	"github.com/cairn-dev/cairn/internal/state"
 )
 
-// sealedTable lists a table's columns that may hold a user's secret values (NoEcho
-// parameters and response data, sensitive Terraform values, provider configuration and
-// private state, the response-URL key) and the key columns that bind their blobs to the row.
-// Every one is sealed before it is written and opened after it is read, so neither the file
-// nor its WAL ever holds them in clear. A migration that changes a key column's values must
-// re-seal the row's blobs.
-type sealedTable struct {
-	table string
-	key   []string // TEXT columns naming the row, in the order seal and open pass them
-	cols  []string
-}
-
-var sealedTables = []sealedTable{
-	{"stacks", []string{"name"}, []string{"parameters", "outputs", "template", "providers"}},
-	{"resources", []string{"stack", "name"}, []string{"props", "outputs", "private"}},
-	// Bound to what names the entry rather than to seq, which AUTOINCREMENT assigns only
-	// after the blob is sealed.
-	{"journal", []string{"operation", "stack", "step", "phase", "token"}, []string{"detail"}},
-	{"operations", []string{"id"}, []string{"request"}},
-	{"custom_requests", []string{"id"}, []string{"body", "response"}},
-	{"keys", []string{"name"}, []string{"value"}},
-	// A function's environment variables (the API shows their names only).
-	{"functions", []string{"name"}, []string{"env"}},
-	// Not sealed: the functions' other columns (the API shows them all), the registry, and
-	// events (their text is what the API shows, with secrets masked).
-}
-
-// checkKey is a keys row sealed with the ring. Its presence says every sealed column has been
-// sealed; opening it proves, at Open, that the ring is the database's.
-const checkKey = "secrets-check"
-
-var checkValue = []byte("cairn sealed state")
-
-// ad is the associated data of a blob of table.col in the row named by key.
-func ad(table, col string, key ...string) []byte {
-	b := make([]byte, 0, 64)
-	for _, p := range append([]string{table, col}, key...) {
-		b = binary.AppendUvarint(b, uint64(len(p)))
-		b = append(b, p...)
-	}
-	return b
-}
-
 // seal seals b for table.col of the row key; nil stays nil (NULL).
 func (s *Store) seal(b []byte, table, col string, key ...string) []byte {
 	if b == nil {
 		return nil
 	}
-	return s.ring.Load().Seal(b, ad(table, col, key...))
+	return s.ring.Load().Seal(b, state.SealAD(table, col, key...))
 }
 
 // open replaces the sealed *b of table.col of the row key by its plaintext; nil stays nil.
@@ -68,7 +24,7 @@ func (s *Store) open(b *[]byte, table, col string, key ...string) error {
 	if *b == nil {
 		return nil
 	}
-	pt, err := s.ring.Load().Open(*b, ad(table, col, key...))
+	pt, err := s.ring.Load().Open(*b, state.SealAD(table, col, key...))
 	if err != nil {
 		return fmt.Errorf("cannot open %s.%s of %s: %w", table, col, strings.Join(key, " "), err)
 	}
@@ -118,9 +74,9 @@ func (s *Store) sealAtOpen(ctx context.Context) error {
 	var sealed int
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var check []byte
-		err := tx.QueryRowContext(ctx, `SELECT value FROM keys WHERE name = ?`, checkKey).Scan(&check)
+		err := tx.QueryRowContext(ctx, `SELECT value FROM keys WHERE name = ?`, state.SecretsCheckKey).Scan(&check)
 		if err == nil {
-			if _, err := ring.Open(check, ad("keys", "value", checkKey)); err != nil {
+			if _, err := ring.Open(check, state.SealAD("keys", "value", state.SecretsCheckKey)); err != nil {
 				return fmt.Errorf("the secrets key does not open this database (%w): give the key it was sealed with", err)
 			}
 			return nil
@@ -131,8 +87,8 @@ func (s *Store) sealAtOpen(ctx context.Context) error {
 		if sealed, err = reseal(ctx, tx, ring, true); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO keys (name, value) VALUES (?, ?)`, checkKey,
-			ring.Seal(checkValue, ad("keys", "value", checkKey)))
+		_, err = tx.ExecContext(ctx, `INSERT INTO keys (name, value) VALUES (?, ?)`, state.SecretsCheckKey,
+			ring.Seal(state.SecretsCheckValue, state.SealAD("keys", "value", state.SecretsCheckKey)))
 		return err
 	})
 	if err != nil {
@@ -179,10 +135,10 @@ func (s *Store) Reseal(ctx context.Context, ring *secrets.Keyring) (int, error) 
 // sealed for the first time); without, it is an error.
 func reseal(ctx context.Context, tx *sql.Tx, ring *secrets.Keyring, plain bool) (int, error) {
 	n := 0
-	for _, t := range sealedTables {
+	for _, t := range state.SealedTables {
 		m, err := resealTable(ctx, tx, ring, t, plain)
 		if err != nil {
-			return n, fmt.Errorf("table %s: %w", t.table, err)
+			return n, fmt.Errorf("table %s: %w", t.Table, err)
 		}
 		n += m
 	}
@@ -191,14 +147,14 @@ func reseal(ctx context.Context, tx *sql.Tx, ring *secrets.Keyring, plain bool) 
 
 // resealTable reseals one table in batches of rows, so that memory stays bounded and no row is
 // updated while the query that read it is still open.
-func resealTable(ctx context.Context, tx *sql.Tx, ring *secrets.Keyring, t sealedTable, plain bool) (int, error) {
+func resealTable(ctx context.Context, tx *sql.Tx, ring *secrets.Keyring, t state.SealedTable, plain bool) (int, error) {
 	const batch = 256
 	type update struct {
 		rowid int64
 		col   string
 		blob  []byte
 	}
-	query := `SELECT rowid, ` + strings.Join(t.key, ", ") + `, ` + strings.Join(t.cols, ", ") + ` FROM ` + t.table +
+	query := `SELECT rowid, ` + strings.Join(t.Key, ", ") + `, ` + strings.Join(t.Cols, ", ") + ` FROM ` + t.Table +
 		` WHERE rowid > ? ORDER BY rowid LIMIT ?`
 	n := 0
 	for last := int64(-1 << 63); ; {
@@ -210,8 +166,8 @@ func resealTable(ctx context.Context, tx *sql.Tx, ring *secrets.Keyring, t seale
 		count := 0
 		for rows.Next() {
 			count++
-			key := make([]string, len(t.key))
-			blobs := make([][]byte, len(t.cols))
+			key := make([]string, len(t.Key))
+			blobs := make([][]byte, len(t.Cols))
 			dest := []any{&last}
 			for i := range key {
 				dest = append(dest, &key[i])
@@ -227,25 +183,25 @@ func resealTable(ctx context.Context, tx *sql.Tx, ring *secrets.Keyring, t seale
 				if b == nil {
 					continue
 				}
-				a := ad(t.table, t.cols[i], key...)
+				a := state.SealAD(t.Table, t.Cols[i], key...)
 				pt, err := ring.Open(b, a)
 				switch id, _ := secrets.KeyID(b); {
 				case err == nil && id == ring.PrimaryID():
 					continue
 				case err != nil && !plain:
 					rows.Close()
-					return n, fmt.Errorf("cannot open %s of %s: %w", t.cols[i], strings.Join(key, " "), err)
+					return n, fmt.Errorf("cannot open %s of %s: %w", t.Cols[i], strings.Join(key, " "), err)
 				case err != nil:
 					pt = b
 				}
-				ups = append(ups, update{last, t.cols[i], ring.Seal(pt, a)})
+				ups = append(ups, update{last, t.Cols[i], ring.Seal(pt, a)})
 			}
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return n, err
 		}
 		for _, u := range ups {
-			if _, err := tx.ExecContext(ctx, `UPDATE `+t.table+` SET `+u.col+` = ? WHERE rowid = ?`, u.blob, u.rowid); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE `+t.Table+` SET `+u.col+` = ? WHERE rowid = ?`, u.blob, u.rowid); err != nil {
 				return n, err
 			}
 		}

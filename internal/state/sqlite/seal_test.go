@@ -167,12 +167,12 @@ func TestSealsOlderDatabase(t *testing.T) {
 				t.Errorf("plaintext left after sealing at Open:\n%s", strings.Join(hits, "\n"))
 			}
 			// Every sealed column holds sealed blobs now.
-			for _, tb := range sealedTables {
-				for _, col := range tb.cols {
+			for _, tb := range state.SealedTables {
+				for _, col := range tb.Cols {
 					var n int
-					q := fmt.Sprintf(`SELECT COUNT(*) FROM %s WHERE %s IS NOT NULL AND substr(%s, 1, 1) != x'CA'`, tb.table, col, col)
+					q := fmt.Sprintf(`SELECT COUNT(*) FROM %s WHERE %s IS NOT NULL AND substr(%s, 1, 1) != x'CA'`, tb.Table, col, col)
 					if err := s.r.QueryRowContext(ctx, q).Scan(&n); err != nil || n > 0 {
-						t.Errorf("%s.%s: %d values not sealed (%v)", tb.table, col, n, err)
+						t.Errorf("%s.%s: %d values not sealed (%v)", tb.Table, col, n, err)
 					}
 				}
 			}
@@ -197,9 +197,9 @@ func writeUnsealed(t *testing.T, path string, leaveWAL bool) (contents, error) {
 		return contents{}, err
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		for _, tb := range sealedTables {
-			for _, col := range tb.cols {
-				rows, err := tx.QueryContext(ctx, `SELECT rowid, `+strings.Join(tb.key, ", ")+`, `+col+` FROM `+tb.table)
+		for _, tb := range state.SealedTables {
+			for _, col := range tb.Cols {
+				rows, err := tx.QueryContext(ctx, `SELECT rowid, `+strings.Join(tb.Key, ", ")+`, `+col+` FROM `+tb.Table)
 				if err != nil {
 					return err
 				}
@@ -207,7 +207,7 @@ func writeUnsealed(t *testing.T, path string, leaveWAL bool) (contents, error) {
 				for rows.Next() {
 					var id int64
 					var blob []byte
-					key := make([]string, len(tb.key))
+					key := make([]string, len(tb.Key))
 					dest := []any{&id}
 					for i := range key {
 						dest = append(dest, &key[i])
@@ -215,20 +215,20 @@ func writeUnsealed(t *testing.T, path string, leaveWAL bool) (contents, error) {
 					if err := rows.Scan(append(dest, &blob)...); err != nil {
 						return err
 					}
-					if err := s.open(&blob, tb.table, col, key...); err != nil {
+					if err := s.open(&blob, tb.Table, col, key...); err != nil {
 						return err
 					}
 					ups = append(ups, []any{blob, id})
 				}
 				rows.Close()
 				for _, u := range ups {
-					if _, err := tx.ExecContext(ctx, `UPDATE `+tb.table+` SET `+col+` = ? WHERE rowid = ?`, u...); err != nil {
+					if _, err := tx.ExecContext(ctx, `UPDATE `+tb.Table+` SET `+col+` = ? WHERE rowid = ?`, u...); err != nil {
 						return err
 					}
 				}
 			}
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE name = ?`, checkKey)
+		_, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE name = ?`, state.SecretsCheckKey)
 		return err
 	})
 	if !leaveWAL {

@@ -25,7 +25,7 @@ type Store struct {
 	r    *sql.DB // query-only readers
 	st   stmts
 	c    *committer                      // batches the writes of concurrent callers (batch.go)
-	ring atomic.Pointer[secrets.Keyring] // seals the columns of sealedTables
+	ring atomic.Pointer[secrets.Keyring] // seals the columns of state.SealedTables
 }
 
 var _ state.Store = (*Store)(nil)
