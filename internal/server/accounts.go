@@ -19,13 +19,25 @@ import (
 // accountRoutes registers the tokens, grants and audit log: an admin's, of its own tenant
 // (the server's admin: of any tenant).
 func (s *Server) accountRoutes(as func(role, method, path string, h http.HandlerFunc)) {
-	as(tenant.Admin, "POST", "/v1/tokens", s.createToken)
-	as(tenant.Admin, "GET", "/v1/tokens", s.listTokens)
-	as(tenant.Admin, "DELETE", "/v1/tokens/{id}", s.revokeToken)
-	as(tenant.Admin, "POST", "/v1/grants", s.putGrant)
-	as(tenant.Admin, "GET", "/v1/grants", s.listGrants)
-	as(tenant.Admin, "DELETE", "/v1/grants", s.deleteGrant)
-	as(tenant.Admin, "GET", "/v1/audit", s.listAudit)
+	admin := func(method, path string, h http.HandlerFunc) { as(tenant.Admin, method, path, s.withAccounts(h)) }
+	admin("POST", "/v1/tokens", s.createToken)
+	admin("GET", "/v1/tokens", s.listTokens)
+	admin("DELETE", "/v1/tokens/{id}", s.revokeToken)
+	admin("POST", "/v1/grants", s.putGrant)
+	admin("GET", "/v1/grants", s.listGrants)
+	admin("DELETE", "/v1/grants", s.deleteGrant)
+	admin("GET", "/v1/audit", s.listAudit)
+}
+
+// withAccounts answers 404 for h's route on a server that keeps no accounts.
+func (s *Server) withAccounts(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.accounts == nil {
+			s.fail(w, r, errNoAccounts)
+			return
+		}
+		h(w, r)
+	}
 }
 
 var errNoAccounts = &requestError{status: http.StatusNotFound, code: api.CodeNotFound,
@@ -73,10 +85,6 @@ func checkGrant(g api.Grant) error {
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
-	if s.accounts == nil {
-		s.fail(w, r, errNoAccounts)
-		return
-	}
 	var req api.TokenCreateRequest
 	if err := decode(w, r, &req, false); err != nil {
 		s.fail(w, r, err)
@@ -141,10 +149,6 @@ func apiToken(t state.Token) api.Token {
 }
 
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
-	if s.accounts == nil {
-		s.fail(w, r, errNoAccounts)
-		return
-	}
 	q, err := queryOf(r, "tenant")
 	if err != nil {
 		s.fail(w, r, err)
@@ -164,10 +168,6 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
-	if s.accounts == nil {
-		s.fail(w, r, errNoAccounts)
-		return
-	}
 	name, _ := tenantFor(tenant.CallerFrom(r.Context()), "", true)
 	err := s.accounts.RevokeToken(r.Context(), name, r.PathValue("id"), time.Now())
 	if errors.Is(err, state.ErrNotFound) {
@@ -177,10 +177,6 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) putGrant(w http.ResponseWriter, r *http.Request) {
-	if s.accounts == nil {
-		s.fail(w, r, errNoAccounts)
-		return
-	}
 	var g api.Grant
 	if err := decode(w, r, &g, false); err != nil {
 		s.fail(w, r, err)
@@ -204,10 +200,6 @@ func (s *Server) putGrant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
-	if s.accounts == nil {
-		s.fail(w, r, errNoAccounts)
-		return
-	}
 	q, err := queryOf(r, "tenant", "subject")
 	if err != nil {
 		s.fail(w, r, err)
@@ -227,10 +219,6 @@ func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteGrant(w http.ResponseWriter, r *http.Request) {
-	if s.accounts == nil {
-		s.fail(w, r, errNoAccounts)
-		return
-	}
 	q, err := queryOf(r, "tenant", "subject", "stack")
 	if err != nil {
 		s.fail(w, r, err)
@@ -253,10 +241,6 @@ func (s *Server) deleteGrant(w http.ResponseWriter, r *http.Request) {
 const maxAudit = 1000
 
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) {
-	if s.accounts == nil {
-		s.fail(w, r, errNoAccounts)
-		return
-	}
 	q, err := queryOf(r, "tenant", "after", "limit")
 	if err != nil {
 		s.fail(w, r, err)
